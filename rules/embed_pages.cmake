@@ -1,0 +1,13 @@
+# Writes OUT: one C++ raw string literal per rule page, in the order given.
+set(content "// Generated from rules/pages/*.md by embed_pages.cmake. Do not edit.\n")
+foreach(page IN LISTS PAGES)
+  file(READ ${page} text)
+  string(FIND "${text}" ")collcheck_page\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${page} contains the raw-string delimiter")
+  endif()
+  get_filename_component(name ${page} NAME)
+  string(APPEND content "{\"${name}\", R\"collcheck_page(${text})collcheck_page\"},\n")
+endforeach()
+file(WRITE ${OUT}.tmp "${content}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,63 @@
+// Reads one trace file without trusting it: validates the header, maps the records read-only and
+// classifies every slot (published, never published, torn, corrupt). Memory use does not depend on
+// the file's length beyond the mapping itself.
+#pragma once
+
+#include "record.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace collcheck::format {
+
+enum class SlotState : uint8_t {
+  Published,  // check matches: the record reads back exactly as written
+  Empty,      // all zero: reserved or never reached
+  Torn,       // some bytes written, never published (the writer died mid-record)
+  Corrupt,    // published but its bytes do not match the check
+};
+
+class Reader {
+public:
+  // Null with `error` naming the file and the reason when the file is not a readable trace.
+  static std::unique_ptr<Reader> open(const std::string &path, std::string &error);
+  ~Reader();
+  Reader(const Reader &) = delete;
+  Reader &operator=(const Reader &) = delete;
+
+  const std::string &path() const { return path_; }
+  const FileHeader &header() const { return header_; }
+  // Slots up to and including the last non-empty one.
+  uint64_t slotCount() const { return slots_; }
+  const Record &slot(uint64_t i) const { return records_[i]; }
+  SlotState state(uint64_t i) const;
+
+  struct Summary {
+    uint64_t published = 0;
+    uint64_t holes = 0;    // empty slots before the last published one (a writer died reserving)
+    uint64_t torn = 0;
+    uint64_t corrupt = 0;
+    uint64_t unknownKind = 0;
+    bool partialTail = false;  // file length is not a whole number of records
+    uint64_t firstProblem = UINT64_MAX;  // slot index of the first torn or corrupt slot
+  };
+  const Summary &summary() const { return summary_; }
+  // A published record of a kind this reader does not know is skipped, not misread.
+  bool usable(uint64_t i) const {
+    return state(i) == SlotState::Published && isKnownKind(records_[i].kind);
+  }
+
+private:
+  Reader() = default;
+  std::string path_;
+  FileHeader header_{};
+  const Record *records_ = nullptr;
+  void *map_ = nullptr;
+  size_t mapBytes_ = 0;
+  uint64_t slots_ = 0;
+  Summary summary_;
+};
+
+} // namespace collcheck::format

@@ -1,0 +1,226 @@
+// The collcheck trace format, version 1: one file per traced process, a 4096-byte header followed by
+// 64-byte records. Documented in docs/trace-format.md; this header is the normative layout.
+// Depends on nothing but the C++ standard library, so the preload library, the analyzer and the
+// benchmarks share it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace collcheck::format {
+
+inline constexpr char kMagic[8] = {'C', 'O', 'L', 'L', 'C', 'H', 'K', '\0'};
+inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kHeaderSize = 4096;
+inline constexpr uint32_t kRecordSize = 64;
+inline constexpr uint32_t kEndianTag = 0x01020304;
+inline constexpr const char *kFileSuffix = ".cctrace";
+
+enum class Kind : uint8_t {
+#define X(name, text, category) name,
+#include "kinds.def"
+#undef X
+  Count
+};
+
+enum class Category : uint8_t { Collective, PointToPoint, Meta };
+
+std::string_view kindName(Kind kind);
+Category kindCategory(Kind kind);
+inline bool isSequenced(Kind kind) { return kindCategory(kind) != Category::Meta; }
+inline bool isKnownKind(uint8_t raw) { return raw < static_cast<uint8_t>(Kind::Count); }
+
+// Element datatypes of MPI and NCCL mapped to one vocabulary, so that a signature compares equal
+// whichever API issued it. Values are part of the format: append only.
+enum class DataType : uint8_t {
+  None = 0,
+  Int8,
+  Uint8,
+  Int16,
+  Uint16,
+  Int32,
+  Uint32,
+  Int64,
+  Uint64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  LongDouble,
+  Float8E4M3,
+  Float8E5M2,
+  Byte,     // MPI_BYTE, MPI_PACKED
+  Char,     // MPI_CHAR (character data, distinct from Int8 in MPI's type matching)
+  Bool,     // MPI_C_BOOL, MPI_CXX_BOOL
+  Pair,     // MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT ... (MAXLOC/MINLOC pairs)
+  Derived,  // an MPI derived type: compared by its size in bytes (Record::flags kDerivedSize)
+  Unknown,
+  Count
+};
+std::string_view dataTypeName(DataType type);
+// Bytes of one element; 0 where it depends (Derived, Unknown, Pair).
+uint32_t dataTypeSize(DataType type);
+
+enum class ReduceOp : uint8_t {
+  None = 0,
+  Sum,
+  Prod,
+  Max,
+  Min,
+  Avg,        // ncclAvg: sum then divide by the communicator size
+  PreMulSum,  // ncclRedOpCreatePreMulSum: multiply by a scalar, then sum (scalar in Record::aux)
+  LogicalAnd,
+  BitwiseAnd,
+  LogicalOr,
+  BitwiseOr,
+  LogicalXor,
+  BitwiseXor,
+  MaxLoc,
+  MinLoc,
+  Replace,
+  NoOp,
+  User,  // MPI_Op_create or an NCCL op the tracer did not see created
+  Count
+};
+std::string_view reduceOpName(ReduceOp op);
+
+// How a communicator came to be (Record::op of a CommCreate record) or went away (CommRelease).
+enum class CommOrigin : uint8_t {
+  World = 0,
+  Self,
+  Dup,
+  Split,
+  SplitType,
+  Create,
+  CreateGroup,
+  Unknown,  // first seen in a call, created by a function the tracer does not wrap
+  NcclInitRank,
+  NcclInitAll,
+  NcclSplit,
+  NcclShrink,
+  Count
+};
+std::string_view commOriginName(CommOrigin origin);
+
+enum class CommReleaseHow : uint8_t { Free = 0, NcclDestroy, NcclAbort, NcclFinalize, Count };
+std::string_view commReleaseName(CommReleaseHow how);
+
+// How the local loss was normalized before the gradient reduction (Normalization records, op).
+enum class LossNormalization : uint8_t {
+  Unknown = 0,
+  LocalMean,   // divided by this rank's valid count n_r
+  GlobalMean,  // divided by the global count N
+  Sum,         // not divided
+  Multiplier,  // multiplied by an explicit factor (Record::aux, double)
+  Count
+};
+std::string_view lossNormalizationName(LossNormalization n);
+
+// Record::flags bits.
+enum : uint8_t {
+  kFlagNccl = 1u << 0,         // issued through the NCCL API (else MPI)
+  kFlagNonBlocking = 1u << 1,  // MPI_I* form, recorded when issued
+  kFlagInPlace = 1u << 2,      // MPI_IN_PLACE or NCCL sendbuff == recvbuff
+  kFlagDerivedSize = 1u << 3,  // DataType::Derived: Record::aux holds the type size in bytes
+  kFlagScalarUnknown = 1u << 4, // PreMulSum scalar lives on the device: not recorded
+  kFlagFailed = 1u << 5,       // the wrapped call returned an error
+  kFlagCaptureOutput = 1u << 6, // ValueCapture: output value (else input)
+  kFlagIntegral = 1u << 7,     // ValueCapture / ValidCount: value was an integer type
+};
+
+// One record: 64 bytes, little-endian, naturally aligned. Field meaning per kind in
+// docs/trace-format.md. `check` is written last with a release store: zero means "reserved, not
+// published"; otherwise it is a 16-bit hash of bytes 2..3 and 8..63 with the low bit forced to 1, so
+// a torn or corrupted record is detected rather than misread. `durationNs` is the only field written
+// after publication (when the call returns); zero means the call had not returned.
+struct Record {
+  uint16_t check;
+  uint16_t group;       // NCCL group ordinal on this thread, mod 65536; 0 = not inside a group
+  uint32_t durationNs;  // 0 = did not return (hang or crash); saturates at 0xffffffff
+  uint64_t commId;
+  uint64_t seqThread;   // bits 0..47 sequence number on commId, bits 48..63 thread index
+  uint64_t tscStart;    // timestamp counter at entry (see FileHeader calibration)
+  uint64_t count;       // element count (per kind: docs/trace-format.md)
+  uint64_t aux;         // second count, PreMulSum scalar (double bits), parent comm id, ...
+  int32_t commRank;     // rank of the caller in commId
+  int32_t peer;         // root or peer rank in commId; -1 when none
+  uint32_t window;      // optimizer update window (0 until the first WindowBegin)
+  uint8_t kind;
+  uint8_t dataType;
+  uint8_t op;
+  uint8_t flags;
+
+  static constexpr uint64_t kSeqMask = (uint64_t{1} << 48) - 1;
+  uint64_t seq() const { return seqThread & kSeqMask; }
+  uint16_t thread() const { return static_cast<uint16_t>(seqThread >> 48); }
+  void setSeqThread(uint64_t seq, uint16_t thread) {
+    seqThread = (seq & kSeqMask) | (uint64_t{thread} << 48);
+  }
+  double auxDouble() const {
+    double d;
+    std::memcpy(&d, &aux, sizeof d);
+    return d;
+  }
+  void setAuxDouble(double d) { std::memcpy(&aux, &d, sizeof d); }
+};
+static_assert(sizeof(Record) == kRecordSize, "a record is 64 bytes");
+static_assert(offsetof(Record, kind) == 60);
+
+// Payload view of a CommMembers record: up to kMembersPerRecord world ranks of the communicator,
+// starting at member index `first` (stored in seqThread's sequence bits).
+inline constexpr int kMembersPerRecord = 9;
+inline constexpr size_t kMembersOffset = 24;
+static_assert(kMembersOffset + kMembersPerRecord * sizeof(int32_t) <= offsetof(Record, kind));
+int32_t memberAt(const Record &r, int i);
+void setMemberAt(Record &r, int i, int32_t worldRank);
+
+uint16_t recordHash(const Record &r);
+inline uint16_t loadCheck(const Record &r) {
+  return std::atomic_ref<const uint16_t>(r.check).load(std::memory_order_acquire);
+}
+// Publishes a fully written record: computes its check and stores it with release order.
+inline void publish(Record &r) {
+  std::atomic_ref<uint16_t>(r.check).store(recordHash(r), std::memory_order_release);
+}
+inline void storeDuration(Record &r, uint32_t ns) {
+  std::atomic_ref<uint32_t>(r.durationNs).store(ns == 0 ? 1 : ns, std::memory_order_relaxed);
+}
+
+// The file header. Fields after `mutableFrom` may be updated while the process runs (world rank
+// learnt at MPI_Init, library versions, calibration refinements, counters); all are fixed-size.
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t headerSize;
+  uint32_t recordSize;
+  uint32_t endianTag;
+  int32_t pid;
+  uint32_t reserved0;
+  uint64_t createdRealtimeNs;   // CLOCK_REALTIME at creation
+  uint64_t createdMonotonicNs;  // CLOCK_MONOTONIC at creation
+  uint64_t tscAtCreate;         // timestamp counter at creation
+  char host[64];
+  char jobId[64];  // COLLCHECK_JOB_ID, else the launcher's job id (SLURM, PMIx, Open MPI)
+  char tracerVersion[32];
+  char command[256];  // argv[0] and the first arguments, truncated
+  // --- mutable while the process runs ---
+  double tscTicksPerNs;       // 1.0 where the counter is CLOCK_MONOTONIC itself
+  uint64_t tscCalibration;    // a later (tsc, monotonic) pair that refines tscTicksPerNs
+  uint64_t monoCalibration;
+  int32_t worldRank;  // -1 until known
+  int32_t worldSize;  // -1 until known
+  int32_t ncclVersion;  // ncclGetVersion, 0 when NCCL is not used
+  uint32_t droppedRecords;  // records lost to a full disk or a failed extension
+  char mpiVersion[256];  // MPI_Get_library_version
+  uint32_t threadLevel;  // MPI thread level provided, 0xffffffff when MPI_Init was not called
+  uint32_t finished;     // 1 after a clean exit (MPI_Finalize or process exit)
+};
+static_assert(sizeof(FileHeader) <= kHeaderSize);
+
+// Converts a record's timestamp to nanoseconds since the file was created.
+double nanosSinceCreate(const FileHeader &h, uint64_t tsc);
+
+} // namespace collcheck::format

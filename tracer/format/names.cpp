@@ -17,20 +17,22 @@ constexpr std::array<KindInfo, static_cast<size_t>(Kind::Count)> kKinds = {{
 }};
 
 constexpr std::array<std::string_view, static_cast<size_t>(DataType::Count)> kDataTypes = {
-    "none",    "int8",    "uint8",      "int16",      "uint16", "int32", "uint32",
-    "int64",   "uint64",  "float16",    "bfloat16",   "float32", "float64", "long_double",
-    "float8_e4m3", "float8_e5m2", "byte", "char", "bool", "pair", "derived", "unknown"};
+    "none",    "int8",        "uint8",       "int16",       "uint16",   "int32",
+    "uint32",  "int64",       "uint64",      "float16",     "bfloat16", "float32",
+    "float64", "long_double", "float8_e4m3", "float8_e5m2", "byte",     "char",
+    "bool",    "pair",        "derived",     "unknown"};
 
 constexpr std::array<uint32_t, static_cast<size_t>(DataType::Count)> kDataTypeSizes = {
     0, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 16, 1, 1, 1, 1, 1, 0, 0, 0};
 
 constexpr std::array<std::string_view, static_cast<size_t>(ReduceOp::Count)> kOps = {
-    "none", "sum",  "prod", "max",  "min",    "avg",    "premulsum", "land",   "band",
-    "lor",  "bor",  "lxor", "bxor", "maxloc", "minloc", "replace",   "no_op", "user"};
+    "none", "sum", "prod", "max",  "min",    "avg",    "premulsum", "land",  "band",
+    "lor",  "bor", "lxor", "bxor", "maxloc", "minloc", "replace",   "no_op", "user"};
 
 constexpr std::array<std::string_view, static_cast<size_t>(CommOrigin::Count)> kOrigins = {
-    "world", "self", "dup", "split", "split_type", "create", "create_group", "unknown",
-    "nccl_init_rank", "nccl_init_all", "nccl_split", "nccl_shrink"};
+    "world",          "self",          "dup",          "split",
+    "split_type",     "create",        "create_group", "unknown",
+    "nccl_init_rank", "nccl_init_all", "nccl_split",   "nccl_shrink"};
 
 constexpr std::array<std::string_view, static_cast<size_t>(CommReleaseHow::Count)> kReleases = {
     "free", "nccl_destroy", "nccl_abort", "nccl_finalize"};

@@ -13,10 +13,10 @@
 namespace collcheck::format {
 
 enum class SlotState : uint8_t {
-  Published,  // check matches: the record reads back exactly as written
-  Empty,      // all zero: reserved or never reached
-  Torn,       // some bytes written, never published (the writer died mid-record)
-  Corrupt,    // published but its bytes do not match the check
+  Published, // check matches: the record reads back exactly as written
+  Empty,     // all zero: reserved or never reached
+  Torn,      // some bytes written, never published (the writer died mid-record)
+  Corrupt,   // published but its bytes do not match the check
 };
 
 class Reader {
@@ -36,12 +36,12 @@ public:
 
   struct Summary {
     uint64_t published = 0;
-    uint64_t holes = 0;    // empty slots before the last published one (a writer died reserving)
+    uint64_t holes = 0; // empty slots before the last published one (a writer died reserving)
     uint64_t torn = 0;
     uint64_t corrupt = 0;
     uint64_t unknownKind = 0;
-    bool partialTail = false;  // file length is not a whole number of records
-    uint64_t firstProblem = UINT64_MAX;  // slot index of the first torn or corrupt slot
+    bool partialTail = false;           // file length is not a whole number of records
+    uint64_t firstProblem = UINT64_MAX; // slot index of the first torn or corrupt slot
   };
   const Summary &summary() const { return summary_; }
   // A published record of a kind this reader does not know is skipped, not misread.

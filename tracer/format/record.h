@@ -1,5 +1,5 @@
-// The collcheck trace format, version 1: one file per traced process, a 4096-byte header followed by
-// 64-byte records. Documented in docs/trace-format.md; this header is the normative layout.
+// The collcheck trace format, version 1: one file per traced process, a 4096-byte header followed
+// by 64-byte records. Documented in docs/trace-format.md; this header is the normative layout.
 // Depends on nothing but the C++ standard library, so the preload library, the analyzer and the
 // benchmarks share it.
 #pragma once
@@ -52,11 +52,11 @@ enum class DataType : uint8_t {
   LongDouble,
   Float8E4M3,
   Float8E5M2,
-  Byte,     // MPI_BYTE, MPI_PACKED
-  Char,     // MPI_CHAR (character data, distinct from Int8 in MPI's type matching)
-  Bool,     // MPI_C_BOOL, MPI_CXX_BOOL
-  Pair,     // MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT ... (MAXLOC/MINLOC pairs)
-  Derived,  // an MPI derived type: compared by its size in bytes (Record::flags kDerivedSize)
+  Byte,    // MPI_BYTE, MPI_PACKED
+  Char,    // MPI_CHAR (character data, distinct from Int8 in MPI's type matching)
+  Bool,    // MPI_C_BOOL, MPI_CXX_BOOL
+  Pair,    // MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT ... (MAXLOC/MINLOC pairs)
+  Derived, // an MPI derived type: compared by its size in bytes (Record::flags kDerivedSize)
   Unknown,
   Count
 };
@@ -70,8 +70,8 @@ enum class ReduceOp : uint8_t {
   Prod,
   Max,
   Min,
-  Avg,        // ncclAvg: sum then divide by the communicator size
-  PreMulSum,  // ncclRedOpCreatePreMulSum: multiply by a scalar, then sum (scalar in Record::aux)
+  Avg,       // ncclAvg: sum then divide by the communicator size
+  PreMulSum, // ncclRedOpCreatePreMulSum: multiply by a scalar, then sum (scalar in Record::aux)
   LogicalAnd,
   BitwiseAnd,
   LogicalOr,
@@ -82,7 +82,7 @@ enum class ReduceOp : uint8_t {
   MinLoc,
   Replace,
   NoOp,
-  User,  // MPI_Op_create or an NCCL op the tracer did not see created
+  User, // MPI_Op_create or an NCCL op the tracer did not see created
   Count
 };
 std::string_view reduceOpName(ReduceOp op);
@@ -96,7 +96,7 @@ enum class CommOrigin : uint8_t {
   SplitType,
   Create,
   CreateGroup,
-  Unknown,  // first seen in a call, created by a function the tracer does not wrap
+  Unknown, // first seen in a call, created by a function the tracer does not wrap
   NcclInitRank,
   NcclInitAll,
   NcclSplit,
@@ -111,43 +111,49 @@ std::string_view commReleaseName(CommReleaseHow how);
 // How the local loss was normalized before the gradient reduction (Normalization records, op).
 enum class LossNormalization : uint8_t {
   Unknown = 0,
-  LocalMean,   // divided by this rank's valid count n_r
-  GlobalMean,  // divided by the global count N
-  Sum,         // not divided
-  Multiplier,  // multiplied by an explicit factor (Record::aux, double)
+  LocalMean,  // divided by this rank's valid count n_r
+  GlobalMean, // divided by the global count N
+  Sum,        // not divided
+  Multiplier, // multiplied by an explicit factor (Record::aux, double)
   Count
 };
 std::string_view lossNormalizationName(LossNormalization n);
 
 // Record::flags bits.
 enum : uint8_t {
-  kFlagNccl = 1u << 0,         // issued through the NCCL API (else MPI)
-  kFlagNonBlocking = 1u << 1,  // MPI_I* form, recorded when issued
-  kFlagInPlace = 1u << 2,      // MPI_IN_PLACE or NCCL sendbuff == recvbuff
-  kFlagDerivedSize = 1u << 3,  // DataType::Derived: Record::aux holds the type size in bytes
+  kFlagNccl = 1u << 0,          // issued through the NCCL API (else MPI)
+  kFlagNonBlocking = 1u << 1,   // MPI_I* form, recorded when issued
+  kFlagInPlace = 1u << 2,       // MPI_IN_PLACE or NCCL sendbuff == recvbuff
+  kFlagDerivedSize = 1u << 3,   // DataType::Derived: Record::aux holds the type size in bytes
   kFlagScalarUnknown = 1u << 4, // PreMulSum scalar lives on the device: not recorded
-  kFlagFailed = 1u << 5,       // the wrapped call returned an error
-  kFlagCaptureOutput = 1u << 6, // ValueCapture: output value (else input)
-  kFlagIntegral = 1u << 7,     // ValueCapture / ValidCount: value was an integer type
+  kFlagCaptureOutput = 1u << 5, // ValueCapture: output value (else input)
+  kFlagIntegral = 1u << 6,      // ValueCapture / ValidCount: value was an integer type
+  kFlagDeviceBuffer = 1u << 7,  // ValueCapture: copied from device memory
 };
+
+// Record::durationNs: written once when the call returns. Zero: it never returned (the process was
+// stuck in it or died in it). Otherwise bits 0..30 hold the duration in ns plus one, saturating at
+// kDurationSaturated (about 2.1 s), and bit 31 says the call returned an error.
+inline constexpr uint32_t kDurationFailedBit = 0x80000000u;
+inline constexpr uint32_t kDurationSaturated = 0x7fffffffu;
 
 // One record: 64 bytes, little-endian, naturally aligned. Field meaning per kind in
 // docs/trace-format.md. `check` is written last with a release store: zero means "reserved, not
-// published"; otherwise it is a 16-bit hash of bytes 2..3 and 8..63 with the low bit forced to 1, so
-// a torn or corrupted record is detected rather than misread. `durationNs` is the only field written
-// after publication (when the call returns); zero means the call had not returned.
+// published"; otherwise it is a 16-bit hash of bytes 2..3 and 8..63 with the low bit forced to 1,
+// so a torn or corrupted record is detected rather than misread. `durationNs` is the only field
+// written after publication (when the call returns); zero means the call had not returned.
 struct Record {
   uint16_t check;
-  uint16_t group;       // NCCL group ordinal on this thread, mod 65536; 0 = not inside a group
-  uint32_t durationNs;  // 0 = did not return (hang or crash); saturates at 0xffffffff
+  uint16_t group;      // NCCL group ordinal on this thread, mod 65536; 0 = not inside a group
+  uint32_t durationNs; // see kDurationFailedBit: 0 = did not return (hang or crash)
   uint64_t commId;
-  uint64_t seqThread;   // bits 0..47 sequence number on commId, bits 48..63 thread index
-  uint64_t tscStart;    // timestamp counter at entry (see FileHeader calibration)
-  uint64_t count;       // element count (per kind: docs/trace-format.md)
-  uint64_t aux;         // second count, PreMulSum scalar (double bits), parent comm id, ...
-  int32_t commRank;     // rank of the caller in commId
-  int32_t peer;         // root or peer rank in commId; -1 when none
-  uint32_t window;      // optimizer update window (0 until the first WindowBegin)
+  uint64_t seqThread; // bits 0..47 sequence number on commId, bits 48..63 thread index
+  uint64_t tscStart;  // timestamp counter at entry (see FileHeader calibration)
+  uint64_t count;     // element count (per kind: docs/trace-format.md)
+  uint64_t aux;       // second count, PreMulSum scalar (double bits), parent comm id, ...
+  int32_t commRank;   // rank of the caller in commId
+  int32_t peer;       // root or peer rank in commId; -1 when none
+  uint32_t window;    // optimizer update window (0 until the first WindowBegin)
   uint8_t kind;
   uint8_t dataType;
   uint8_t op;
@@ -169,8 +175,14 @@ struct Record {
 static_assert(sizeof(Record) == kRecordSize, "a record is 64 bytes");
 static_assert(offsetof(Record, kind) == 60);
 
+inline bool returned(const Record &r) { return r.durationNs != 0; }
+inline bool failed(const Record &r) { return (r.durationNs & kDurationFailedBit) != 0; }
+inline uint64_t durationOf(const Record &r) { return (r.durationNs & kDurationSaturated) - 1; }
+
 // Payload view of a CommMembers record: up to kMembersPerRecord world ranks of the communicator,
-// starting at member index `first` (stored in seqThread's sequence bits).
+// starting at member index seq(). The payload overlays bytes 24..59 (tscStart through window), so
+// a CommMembers record has no timestamp, count or window; the member total is the count of the
+// CommCreate record before it, and unused entries are -1.
 inline constexpr int kMembersPerRecord = 9;
 inline constexpr size_t kMembersOffset = 24;
 static_assert(kMembersOffset + kMembersPerRecord * sizeof(int32_t) <= offsetof(Record, kind));
@@ -185,8 +197,12 @@ inline uint16_t loadCheck(const Record &r) {
 inline void publish(Record &r) {
   std::atomic_ref<uint16_t>(r.check).store(recordHash(r), std::memory_order_release);
 }
-inline void storeDuration(Record &r, uint32_t ns) {
-  std::atomic_ref<uint32_t>(r.durationNs).store(ns == 0 ? 1 : ns, std::memory_order_relaxed);
+inline void storeDuration(Record &r, uint64_t ns, bool callFailed) {
+  uint32_t value =
+      ns >= kDurationSaturated - 1 ? kDurationSaturated : static_cast<uint32_t>(ns + 1);
+  if (callFailed)
+    value |= kDurationFailedBit;
+  std::atomic_ref<uint32_t>(r.durationNs).store(value, std::memory_order_relaxed);
 }
 
 // The file header. Fields after `mutableFrom` may be updated while the process runs (world rank
@@ -199,24 +215,24 @@ struct FileHeader {
   uint32_t endianTag;
   int32_t pid;
   uint32_t reserved0;
-  uint64_t createdRealtimeNs;   // CLOCK_REALTIME at creation
-  uint64_t createdMonotonicNs;  // CLOCK_MONOTONIC at creation
-  uint64_t tscAtCreate;         // timestamp counter at creation
+  uint64_t createdRealtimeNs;  // CLOCK_REALTIME at creation
+  uint64_t createdMonotonicNs; // CLOCK_MONOTONIC at creation
+  uint64_t tscAtCreate;        // timestamp counter at creation
   char host[64];
-  char jobId[64];  // COLLCHECK_JOB_ID, else the launcher's job id (SLURM, PMIx, Open MPI)
+  char jobId[64]; // COLLCHECK_JOB_ID, else the launcher's job id (SLURM, PMIx, Open MPI)
   char tracerVersion[32];
-  char command[256];  // argv[0] and the first arguments, truncated
+  char command[256]; // argv[0] and the first arguments, truncated
   // --- mutable while the process runs ---
-  double tscTicksPerNs;       // 1.0 where the counter is CLOCK_MONOTONIC itself
-  uint64_t tscCalibration;    // a later (tsc, monotonic) pair that refines tscTicksPerNs
+  double tscTicksPerNs;    // 1.0 where the counter is CLOCK_MONOTONIC itself
+  uint64_t tscCalibration; // a later (tsc, monotonic) pair that refines tscTicksPerNs
   uint64_t monoCalibration;
-  int32_t worldRank;  // -1 until known
-  int32_t worldSize;  // -1 until known
-  int32_t ncclVersion;  // ncclGetVersion, 0 when NCCL is not used
-  uint32_t droppedRecords;  // records lost to a full disk or a failed extension
-  char mpiVersion[256];  // MPI_Get_library_version
-  uint32_t threadLevel;  // MPI thread level provided, 0xffffffff when MPI_Init was not called
-  uint32_t finished;     // 1 after a clean exit (MPI_Finalize or process exit)
+  int32_t worldRank;       // -1 until known
+  int32_t worldSize;       // -1 until known
+  int32_t ncclVersion;     // ncclGetVersion, 0 when NCCL is not used
+  uint32_t droppedRecords; // records lost to a full disk or a failed extension
+  char mpiVersion[256];    // MPI_Get_library_version
+  uint32_t threadLevel;    // MPI thread level provided, 0xffffffff when MPI_Init was not called
+  uint32_t finished;       // 1 after a clean exit (MPI_Finalize or process exit)
 };
 static_assert(sizeof(FileHeader) <= kHeaderSize);
 

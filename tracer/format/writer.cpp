@@ -182,8 +182,8 @@ void Writer::finish() {
 }
 
 void Writer::abandon() {
-  // The child shares the parent's file and offsets: writing would corrupt it. Unmapping in the child
-  // leaves the parent's mapping untouched.
+  // The child shares the parent's file and offsets: writing would corrupt it. Unmapping in the
+  // child leaves the parent's mapping untouched.
   abandoned_ = true;
   for (uint64_t i = 0; i < kMaxChunks; ++i) {
     Record *base = chunks_[i].exchange(nullptr);

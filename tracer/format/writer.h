@@ -1,8 +1,8 @@
 // Appends records to one trace file through a shared mapping, so that every published record is in
 // the page cache the moment it is published and survives SIGKILL of the process.
 // reserve() is lock-free and allocation-free; growing the file (every kChunkRecords records) takes
-// a mutex and reserves the disk space first (posix_fallocate), so a full disk is an error code here,
-// never a SIGBUS in the application.
+// a mutex and reserves the disk space first (posix_fallocate), so a full disk is an error code
+// here, never a SIGBUS in the application.
 #pragma once
 
 #include "record.h"
@@ -17,7 +17,7 @@ namespace collcheck::format {
 class Writer {
 public:
   static constexpr uint64_t kChunkRecords = 16384; // 1 MiB of records per extension
-  static constexpr uint64_t kMaxChunks = 1u << 16;  // 64 GiB per file
+  static constexpr uint64_t kMaxChunks = 1u << 16; // 64 GiB per file
 
   struct Identity {
     std::string host;
@@ -27,8 +27,9 @@ public:
   };
 
   // Creates a new trace file in `dir` (the folder is created 0700 when missing, its parent must
-  // exist; the file is created 0600 with O_EXCL|O_NOFOLLOW, never overwriting one). `stem` names the
-  // file: DIR/STEM.cctrace, or DIR/STEM.N.cctrace when that exists. Returns null and sets `error`.
+  // exist; the file is created 0600 with O_EXCL|O_NOFOLLOW, never overwriting one). `stem` names
+  // the file: DIR/STEM.cctrace, or DIR/STEM.N.cctrace when that exists. Returns null and sets
+  // `error`.
   static std::unique_ptr<Writer> create(const std::string &dir, const std::string &stem,
                                         const Identity &identity, std::string &error);
   ~Writer();

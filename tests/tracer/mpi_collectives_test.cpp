@@ -1,0 +1,222 @@
+// Runs programs/mpi_all_collectives.c under the tracer with real mpirun and checks, record by
+// record, every collective kind with its fields, the communicator identities and the process
+// metadata.
+#include "trace_set.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+#include <set>
+
+using namespace collcheck;
+using namespace collcheck::testing;
+using format::DataType;
+using format::Kind;
+using format::ReduceOp;
+
+namespace {
+
+constexpr int kRanks = 4;
+
+struct Expected {
+  Kind kind;
+  uint64_t count;
+  DataType type;
+  ReduceOp op;
+  int root;
+  uint64_t aux;
+  uint8_t flags;
+};
+
+// What programs/mpi_all_collectives.c issues on MPI_COMM_WORLD, as rank `r` of `p` sees it.
+std::vector<Expected> expectedWorld(int r, int p) {
+  uint64_t ramp = static_cast<uint64_t>(p) * (p + 1) / 2; // sum of counts[i] = i + 1
+  uint64_t pairs = 0;                                     // sum of pair[i] = r + i + 1
+  for (int i = 0; i < p; ++i)
+    pairs += static_cast<uint64_t>(r + i + 1);
+  auto ur = static_cast<uint64_t>(r);
+  std::vector<Expected> blocking = {
+      {Kind::Barrier, 0, DataType::None, ReduceOp::None, -1, 0, 0},
+      {Kind::Broadcast, 3, DataType::Float64, ReduceOp::None, 1, 0, 0},
+      {Kind::Reduce, 5, DataType::Float64, ReduceOp::Sum, 0, 0, 0},
+      {Kind::AllReduce, 7, DataType::Float32, ReduceOp::Max, -1, 0, 0},
+      {Kind::Gather, 2, DataType::Int32, ReduceOp::None, 0, 0, 0},
+      {Kind::Gatherv, ur + 1, DataType::Float64, ReduceOp::None, 0, r == 0 ? ramp : 0, 0},
+      {Kind::Scatter, 2, DataType::Int64, ReduceOp::None, 1, 0, 0},
+      {Kind::Scatterv, ur + 1, DataType::Float64, ReduceOp::None, 1, r == 1 ? ramp : 0, 0},
+      {Kind::AllGather, 3, DataType::Int16, ReduceOp::None, -1, 0, 0},
+      {Kind::AllGatherv, ur + 1, DataType::Float64, ReduceOp::None, -1, ramp, 0},
+      {Kind::AllToAll, 2, DataType::Float64, ReduceOp::None, -1, 0, 0},
+      {Kind::AllToAllv, pairs, DataType::Float64, ReduceOp::None, -1, pairs, 0},
+      {Kind::AllToAllw, pairs * 8, DataType::Byte, ReduceOp::None, -1, pairs * 8, 0},
+      {Kind::ReduceScatter, ur + 1, DataType::Float64, ReduceOp::Min, -1, ramp, 0},
+      {Kind::ReduceScatterBlock, 2, DataType::Float64, ReduceOp::Prod, -1, 0, 0},
+      {Kind::Scan, 4, DataType::Int32, ReduceOp::Sum, -1, 0, 0},
+      {Kind::Exscan, 4, DataType::Int32, ReduceOp::Sum, -1, 0, 0},
+  };
+  std::vector<Expected> all = blocking;
+  all.push_back(
+      {Kind::AllReduce, 1, DataType::Float64, ReduceOp::Sum, -1, 0, format::kFlagInPlace});
+  for (Expected e : blocking) {
+    e.flags = format::kFlagNonBlocking;
+    if (e.kind == Kind::Broadcast)
+      e.root = 0;
+    if (e.kind == Kind::AllReduce) {
+      e.type = DataType::Float64;
+      e.op = ReduceOp::Sum;
+    }
+    all.push_back(e);
+  }
+  return all;
+}
+
+class MpiCollectives : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir_ = freshFolder("mpi_all_collectives");
+    ASSERT_EQ(runTraced(mpirun(kRanks) + COLLCHECK_PROGRAM_DIR "/mpi_all_collectives", dir_), 0);
+    traces_ = loadTraces(dir_);
+  }
+  static inline std::string dir_;
+  static inline std::vector<ProcessTrace> traces_;
+};
+
+uint64_t createdId(const ProcessTrace &trace, format::CommOrigin origin, int nth = 0) {
+  for (const format::Record &r : ofKind(trace, Kind::CommCreate))
+    if (r.op == static_cast<uint8_t>(origin) && nth-- == 0)
+      return r.commId;
+  return 0;
+}
+
+} // namespace
+
+TEST_F(MpiCollectives, OneCompleteFilePerRankWithProcessIdentity) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  for (int r = 0; r < kRanks; ++r) {
+    const ProcessTrace &t = traces_[r];
+    EXPECT_EQ(t.header.worldRank, r);
+    EXPECT_EQ(t.header.worldSize, kRanks);
+    EXPECT_GT(t.header.pid, 0);
+    EXPECT_STRNE(t.header.host, "");
+    EXPECT_NE(std::string(t.header.mpiVersion).find("Open MPI"), std::string::npos);
+    EXPECT_EQ(t.header.finished, 1u);
+    EXPECT_EQ(t.summary.torn + t.summary.corrupt + t.summary.holes, 0u) << t.path;
+    EXPECT_EQ(ofKind(t, Kind::Init).size(), 1u);
+    EXPECT_EQ(ofKind(t, Kind::Finalize).size(), 1u);
+  }
+}
+
+TEST_F(MpiCollectives, EveryWorldCollectiveRecordedWithItsFields) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  uint64_t world = createdId(traces_[0], format::CommOrigin::World);
+  ASSERT_NE(world, 0u);
+  for (int r = 0; r < kRanks; ++r) {
+    std::vector<format::Record> got = sequenced(traces_[r], world);
+    std::vector<Expected> want = expectedWorld(r, kRanks);
+    ASSERT_EQ(got.size(), want.size()) << "rank " << r;
+    for (size_t i = 0; i < want.size(); ++i) {
+      SCOPED_TRACE("rank " + std::to_string(r) + " call " + std::to_string(i) + " " +
+                   std::string(format::kindName(want[i].kind)));
+      const format::Record &g = got[i];
+      EXPECT_EQ(g.kind, static_cast<uint8_t>(want[i].kind));
+      EXPECT_EQ(g.seq(), i);
+      EXPECT_EQ(g.commRank, r);
+      EXPECT_EQ(g.count, want[i].count);
+      EXPECT_EQ(g.dataType, static_cast<uint8_t>(want[i].type));
+      EXPECT_EQ(g.op, static_cast<uint8_t>(want[i].op));
+      EXPECT_EQ(g.peer, want[i].root);
+      EXPECT_EQ(g.aux, want[i].aux);
+      EXPECT_EQ(g.flags, want[i].flags);
+      EXPECT_TRUE(format::returned(g));
+      EXPECT_FALSE(format::failed(g));
+      EXPECT_EQ(g.window, 0u);
+    }
+  }
+}
+
+TEST_F(MpiCollectives, CommunicatorIdsAgreeAcrossMembersAndDifferAcrossCommunicators) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  using format::CommOrigin;
+  std::map<std::string, std::vector<uint64_t>> ids; // communicator name -> id on each rank
+  for (int r = 0; r < kRanks; ++r) {
+    ids["world"].push_back(createdId(traces_[r], CommOrigin::World));
+    ids["dup1"].push_back(createdId(traces_[r], CommOrigin::Dup, 0));
+    ids["dup2"].push_back(createdId(traces_[r], CommOrigin::Dup, 1));
+    ids["split"].push_back(createdId(traces_[r], CommOrigin::Split));
+    ids["shared"].push_back(createdId(traces_[r], CommOrigin::SplitType));
+    ids["self"].push_back(createdId(traces_[r], CommOrigin::Self));
+  }
+  for (const char *name : {"world", "dup1", "dup2", "shared"})
+    for (int r = 1; r < kRanks; ++r)
+      EXPECT_EQ(ids[name][r], ids[name][0]) << name << " on rank " << r;
+  // Split by rank % 2: equal within a color, different across colors.
+  for (int r = 2; r < kRanks; ++r)
+    EXPECT_EQ(ids["split"][r], ids["split"][r % 2]);
+  EXPECT_NE(ids["split"][0], ids["split"][1]);
+  // MPI_COMM_SELF is a different communicator on every process.
+  EXPECT_EQ(std::set<uint64_t>(ids["self"].begin(), ids["self"].end()).size(), size_t{kRanks});
+  std::set<uint64_t> distinct = {ids["world"][0], ids["dup1"][0],  ids["dup2"][0],
+                                 ids["split"][0], ids["split"][1], ids["shared"][0]};
+  EXPECT_EQ(distinct.size(), 6u);
+  // MPI_Comm_create over the even ranks: only they get it, all with one id.
+  std::set<uint64_t> created;
+  for (int r = 0; r < kRanks; ++r) {
+    uint64_t id = createdId(traces_[r], CommOrigin::Create);
+    EXPECT_EQ(id != 0, r % 2 == 0) << "rank " << r;
+    if (id)
+      created.insert(id);
+  }
+  EXPECT_EQ(created.size(), 1u);
+}
+
+TEST_F(MpiCollectives, MemberListsInWorldRanksAndParents) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  for (int r = 0; r < kRanks; ++r) {
+    const ProcessTrace &t = traces_[r];
+    std::map<uint64_t, std::vector<int32_t>> members;
+    std::map<uint64_t, uint64_t> sizes;
+    for (const format::Record &c : ofKind(t, Kind::CommCreate))
+      sizes[c.commId] = c.count;
+    for (const format::Record &m : ofKind(t, Kind::CommMembers))
+      for (int i = 0; i < format::kMembersPerRecord && m.seq() + i < sizes[m.commId]; ++i)
+        members[m.commId].push_back(format::memberAt(m, i));
+    uint64_t split = createdId(t, format::CommOrigin::Split);
+    // Key -rank reverses the order within a color.
+    std::vector<int32_t> want;
+    for (int w = kRanks - 1; w >= 0; --w)
+      if (w % 2 == r % 2)
+        want.push_back(w);
+    EXPECT_EQ(members[split], want) << "rank " << r;
+    std::vector<int32_t> world(kRanks);
+    std::iota(world.begin(), world.end(), 0);
+    EXPECT_EQ(members[createdId(t, format::CommOrigin::World)], world);
+    for (const format::Record &c : ofKind(t, Kind::CommCreate)) {
+      if (c.op == static_cast<uint8_t>(format::CommOrigin::Dup) ||
+          c.op == static_cast<uint8_t>(format::CommOrigin::Split)) {
+        EXPECT_NE(c.aux, 0u) << "a derived communicator names its parent";
+        EXPECT_EQ(c.count, members[c.commId].size());
+      }
+    }
+    // dup2's parent is dup1.
+    EXPECT_EQ(ofKind(t, Kind::CommCreate)[3].aux, createdId(t, format::CommOrigin::Dup, 0));
+  }
+}
+
+TEST_F(MpiCollectives, DerivedCommunicatorCallsAndReleases) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  for (int r = 0; r < kRanks; ++r) {
+    const ProcessTrace &t = traces_[r];
+    uint64_t dup2 = createdId(t, format::CommOrigin::Dup, 1);
+    std::vector<format::Record> calls = sequenced(t, dup2);
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].kind, static_cast<uint8_t>(Kind::AllReduce));
+    EXPECT_EQ(calls[0].seq(), 0u);
+    uint64_t split = createdId(t, format::CommOrigin::Split);
+    ASSERT_EQ(sequenced(t, split).size(), 1u);
+    EXPECT_EQ(sequenced(t, split)[0].count, 2u);
+    EXPECT_EQ(sequenced(t, split)[0].commRank, (kRanks - 1 - r) / 2);
+    // Freed: shared, split, dup2, dup1 and (even ranks) created.
+    EXPECT_EQ(ofKind(t, Kind::CommRelease).size(), r % 2 == 0 ? 5u : 4u);
+  }
+}

@@ -1,0 +1,82 @@
+#include "trace_set.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sys/wait.h>
+
+namespace collcheck::testing {
+
+std::vector<ProcessTrace> loadTraces(const std::string &dir) {
+  std::vector<ProcessTrace> traces;
+  for (const auto &entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != format::kFileSuffix)
+      continue;
+    std::string error;
+    auto reader = format::Reader::open(entry.path().string(), error);
+    if (!reader) {
+      ADD_FAILURE() << error;
+      continue;
+    }
+    ProcessTrace trace;
+    trace.path = entry.path().string();
+    trace.header = reader->header();
+    trace.summary = reader->summary();
+    for (uint64_t i = 0; i < reader->slotCount(); ++i)
+      if (reader->usable(i))
+        trace.records.push_back(reader->slot(i));
+    traces.push_back(std::move(trace));
+  }
+  std::sort(traces.begin(), traces.end(), [](const ProcessTrace &a, const ProcessTrace &b) {
+    return std::pair(a.header.worldRank, a.header.pid) <
+           std::pair(b.header.worldRank, b.header.pid);
+  });
+  return traces;
+}
+
+std::vector<format::Record> sequenced(const ProcessTrace &trace, uint64_t commId) {
+  std::vector<format::Record> out;
+  for (const format::Record &r : trace.records)
+    if (r.commId == commId && format::isSequenced(static_cast<format::Kind>(r.kind)))
+      out.push_back(r);
+  return out;
+}
+
+std::vector<format::Record> ofKind(const ProcessTrace &trace, format::Kind kind) {
+  std::vector<format::Record> out;
+  for (const format::Record &r : trace.records)
+    if (r.kind == static_cast<uint8_t>(kind))
+      out.push_back(r);
+  return out;
+}
+
+std::string freshFolder(const std::string &name) {
+  const char *base = std::getenv("TMPDIR");
+  std::filesystem::path dir = std::filesystem::path(base && *base ? base : "/tmp") /
+                              ("collcheck-test-" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir.parent_path());
+  return dir.string();
+}
+
+static int status(int raw) {
+  if (raw == -1)
+    return -1;
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+}
+
+int runTraced(const std::string &command, const std::string &dir) {
+  std::string full =
+      "COLLCHECK_OUTPUT='" + dir + "' LD_PRELOAD='" COLLCHECK_PRELOAD_PATH "' " + command;
+  return status(std::system(full.c_str()));
+}
+
+int runPlain(const std::string &command) { return status(std::system(command.c_str())); }
+
+std::string mpirun(int ranks) {
+  return std::string(COLLCHECK_MPIRUN_COMMAND) + " -np " + std::to_string(ranks) + " ";
+}
+
+} // namespace collcheck::testing

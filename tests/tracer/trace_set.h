@@ -1,0 +1,37 @@
+// Test helpers: run a command under the tracer and load every trace file of a folder.
+#pragma once
+
+#include "reader.h"
+#include "record.h"
+
+#include <string>
+#include <vector>
+
+namespace collcheck::testing {
+
+struct ProcessTrace {
+  std::string path;
+  format::FileHeader header{};
+  format::Reader::Summary summary;
+  std::vector<format::Record> records; // published records of known kinds, in file order
+};
+
+// Loads every *.cctrace in `dir`, sorted by world rank (then pid). Fails the test on unreadable
+// files.
+std::vector<ProcessTrace> loadTraces(const std::string &dir);
+
+// Records of `kind` (or all sequenced kinds when kind is Kind::Count) on communicator `commId`.
+std::vector<format::Record> sequenced(const ProcessTrace &trace, uint64_t commId);
+std::vector<format::Record> ofKind(const ProcessTrace &trace, format::Kind kind);
+
+// A fresh, empty folder under the test's temporary directory.
+std::string freshFolder(const std::string &name);
+
+// Runs `command` through /bin/sh with COLLCHECK_OUTPUT=dir and the preload library in LD_PRELOAD;
+// returns the exit status (or -1 when it could not run).
+int runTraced(const std::string &command, const std::string &dir);
+int runPlain(const std::string &command);
+
+std::string mpirun(int ranks);
+
+} // namespace collcheck::testing

@@ -1,0 +1,46 @@
+// Definitions of the annotation entry points declared weak in collcheck/annotate.h. Each becomes a
+// meta record on no communicator, stamped with the current window.
+#include "collcheck/annotate.h"
+
+#include "core.h"
+
+using namespace collcheck::tracer;
+namespace format = collcheck::format;
+
+namespace {
+
+void recordValue(format::Kind kind, double value, uint8_t op) {
+  if (Record *r = beginRecord(kind)) {
+    r->setAuxDouble(value);
+    r->op = op;
+    r->commRank = -1;
+    publish(r);
+    endRecord(r, false);
+  }
+}
+
+} // namespace
+
+extern "C" void collcheck_window_begin(uint64_t window) {
+  setWindow(static_cast<uint32_t>(window));
+  if (Record *r = beginRecord(format::Kind::WindowBegin)) {
+    r->count = window;
+    r->commRank = -1;
+    publish(r);
+    endRecord(r, false);
+  }
+}
+
+extern "C" void collcheck_valid_count(double count) {
+  recordValue(format::Kind::ValidCount, count, 0);
+}
+
+extern "C" void collcheck_normalization(int how, double multiplier) {
+  if (how < 0 || how >= static_cast<int>(format::LossNormalization::Count))
+    how = static_cast<int>(format::LossNormalization::Unknown);
+  recordValue(format::Kind::Normalization, multiplier, static_cast<uint8_t>(how));
+}
+
+extern "C" void collcheck_reducer_scale(double factor) {
+  recordValue(format::Kind::ReducerScale, factor, 0);
+}

@@ -1,0 +1,382 @@
+#include "core.h"
+
+#include "clock.h"
+#include "resolve.h"
+#include "writer.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <pthread.h>
+#include <string>
+#include <unistd.h>
+
+namespace collcheck::tracer {
+namespace {
+
+#define COLLCHECK_TLS thread_local __attribute__((tls_model("initial-exec")))
+
+COLLCHECK_TLS int callDepth = 0;
+COLLCHECK_TLS int32_t threadIndex = -1;
+COLLCHECK_TLS int groupDepth = 0;
+COLLCHECK_TLS uint16_t groupOrdinal = 0;
+COLLCHECK_TLS uint16_t groupCounter = 0;
+
+std::atomic<int32_t> nextThreadIndex{0};
+std::atomic<uint32_t> window{0};
+std::atomic<int32_t> knownWorldRank{-1};
+
+// --- the trace file -------------------------------------------------------------------------
+
+enum class FileState : int { Unopened, Open, Disabled };
+std::atomic<int> fileState{static_cast<int>(FileState::Unopened)};
+std::atomic<format::Writer *> writerPtr{nullptr};
+std::mutex openMutex;
+std::atomic<bool> growthWarned{false};
+
+std::string readCommand() {
+  std::string command;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return command;
+  char buffer[256];
+  ssize_t n = read(fd, buffer, sizeof buffer);
+  close(fd);
+  for (ssize_t i = 0; i < n; ++i)
+    command.push_back(buffer[i] == '\0' ? ' ' : buffer[i]);
+  while (!command.empty() && command.back() == ' ')
+    command.pop_back();
+  return command;
+}
+
+const char *firstEnv(std::initializer_list<const char *> names) {
+  for (const char *name : names)
+    if (const char *value = getenv(name); value && *value)
+      return value;
+  return nullptr;
+}
+
+int32_t worldRankFromEnvironment() {
+  const char *value =
+      firstEnv({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "RANK"});
+  return value ? static_cast<int32_t>(strtol(value, nullptr, 10)) : -1;
+}
+
+void forgetAfterFork() {
+  // The child must not append to its parent's file; it opens its own on its first recorded call.
+  if (format::Writer *w = writerPtr.exchange(nullptr))
+    w->abandon(); // the Writer object itself is leaked: its destructor would touch parent state
+  fileState.store(static_cast<int>(FileState::Unopened));
+  growthWarned.store(false);
+}
+
+void finishAtExit() {
+  if (format::Writer *w = writerPtr.load(std::memory_order_acquire))
+    w->finish();
+}
+
+format::Writer *openWriter() {
+  std::lock_guard<std::mutex> lock(openMutex);
+  if (format::Writer *w = writerPtr.load(std::memory_order_acquire))
+    return w;
+  if (fileState.load() == static_cast<int>(FileState::Disabled))
+    return nullptr;
+  const char *dir = getenv("COLLCHECK_OUTPUT");
+  if (!dir || !*dir) {
+    fileState.store(static_cast<int>(FileState::Disabled));
+    return nullptr;
+  }
+  format::Writer::Identity identity;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  identity.host = host;
+  identity.pid = static_cast<int>(getpid());
+  if (const char *job = firstEnv({"COLLCHECK_JOB_ID", "SLURM_JOB_ID", "PMIX_NAMESPACE",
+                                  "OMPI_MCA_ess_base_jobid", "TORCHELASTIC_RUN_ID"}))
+    identity.jobId = job;
+  identity.command = readCommand();
+  std::string error;
+  std::string stem = identity.host + "-" + std::to_string(identity.pid);
+  auto writer = format::Writer::create(dir, stem, identity, error);
+  if (!writer) {
+    std::string message = error + "; this process is not traced";
+    warn(message.c_str());
+    fileState.store(static_cast<int>(FileState::Disabled));
+    return nullptr;
+  }
+  int32_t rank = knownWorldRank.load();
+  writer->header().worldRank = rank >= 0 ? rank : worldRankFromEnvironment();
+  static bool hooksInstalled = false;
+  if (!hooksInstalled) {
+    pthread_atfork(nullptr, nullptr, forgetAfterFork);
+    atexit(finishAtExit);
+    hooksInstalled = true;
+  }
+  format::Writer *w = writer.release();
+  writerPtr.store(w, std::memory_order_release);
+  fileState.store(static_cast<int>(FileState::Open));
+  return w;
+}
+
+inline format::Writer *writer() {
+  format::Writer *w = writerPtr.load(std::memory_order_acquire);
+  if (w) [[likely]]
+    return w;
+  if (fileState.load(std::memory_order_relaxed) == static_cast<int>(FileState::Disabled))
+    return nullptr;
+  return openWriter();
+}
+
+void warnGrowthFailure(format::Writer &w) {
+  if (growthWarned.exchange(true))
+    return;
+  std::string message = w.failure() + "; later calls of this process are not recorded (the "
+                                      "application continues)";
+  warn(message.c_str());
+}
+
+// --- the communicator registry --------------------------------------------------------------
+
+constexpr size_t kRegistrySlots = 1u << 14;
+constexpr uintptr_t kReleased = ~uintptr_t{0};
+
+struct RegistrySlot {
+  std::atomic<uintptr_t> handle{0};
+  std::atomic<CommState *> state{nullptr};
+};
+RegistrySlot registry[kRegistrySlots];
+std::mutex registryMutex;
+
+size_t slotOf(uintptr_t handle) {
+  return static_cast<size_t>(mix64(handle)) & (kRegistrySlots - 1);
+}
+
+} // namespace
+
+uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t hashBytes(const void *data, size_t size, uint64_t seed) {
+  const auto *bytes = static_cast<const unsigned char *>(data);
+  uint64_t h = mix64(seed ^ size);
+  for (size_t i = 0; i < size; i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, bytes + i, size - i < 8 ? size - i : 8);
+    h = mix64(h ^ word);
+  }
+  return h;
+}
+
+uint64_t childCommId(uint64_t parentId, uint64_t ordinal, format::CommOrigin origin, int64_t color,
+                     std::span<const int32_t> worldMembers) {
+  uint64_t h = mix64(parentId ^ mix64(ordinal + 1));
+  h = mix64(h ^ (static_cast<uint64_t>(origin) << 56) ^ static_cast<uint64_t>(color));
+  if (!worldMembers.empty())
+    h = hashBytes(worldMembers.data(), worldMembers.size_bytes(), h);
+  return h == 0 ? 1 : h; // 0 means "no communicator" in a record
+}
+
+CommState *findComm(uintptr_t handle) {
+  size_t i = slotOf(handle);
+  for (size_t probe = 0; probe < kRegistrySlots; ++probe, i = (i + 1) & (kRegistrySlots - 1)) {
+    uintptr_t key = registry[i].handle.load(std::memory_order_acquire);
+    if (key == handle)
+      return registry[i].state.load(std::memory_order_acquire);
+    if (key == 0)
+      return nullptr;
+  }
+  return nullptr;
+}
+
+CommState *registerComm(uintptr_t handle, uint64_t id, int32_t rank, int32_t size) {
+  auto *state = new CommState();
+  state->id = id;
+  state->rank = rank;
+  state->size = size;
+  std::lock_guard<std::mutex> lock(registryMutex);
+  size_t i = slotOf(handle);
+  size_t reusable = kRegistrySlots;
+  for (size_t probe = 0; probe < kRegistrySlots; ++probe, i = (i + 1) & (kRegistrySlots - 1)) {
+    uintptr_t key = registry[i].handle.load(std::memory_order_relaxed);
+    if (key == handle) {
+      // A handle value reused after release, or registered twice: the new state wins. The old
+      // state is leaked on purpose, a reader on another thread may still hold it.
+      registry[i].state.store(state, std::memory_order_release);
+      return state;
+    }
+    if (key == kReleased && reusable == kRegistrySlots)
+      reusable = i;
+    if (key == 0) {
+      if (reusable == kRegistrySlots)
+        reusable = i;
+      break;
+    }
+  }
+  if (reusable == kRegistrySlots) {
+    warn("more than 16384 live communicators; new ones are not traced");
+    delete state;
+    return nullptr;
+  }
+  registry[reusable].state.store(state, std::memory_order_release);
+  registry[reusable].handle.store(handle, std::memory_order_release);
+  return state;
+}
+
+void releaseComm(uintptr_t handle) {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  size_t i = slotOf(handle);
+  for (size_t probe = 0; probe < kRegistrySlots; ++probe, i = (i + 1) & (kRegistrySlots - 1)) {
+    uintptr_t key = registry[i].handle.load(std::memory_order_relaxed);
+    if (key == handle) {
+      registry[i].handle.store(kReleased, std::memory_order_release);
+      return;
+    }
+    if (key == 0)
+      return;
+  }
+}
+
+CallScope::CallScope() : outermost_(callDepth++ == 0) {}
+CallScope::~CallScope() { --callDepth; }
+
+Record *beginRecord(Kind kind) {
+  format::Writer *w = writer();
+  if (!w) [[unlikely]]
+    return nullptr;
+  Record *r = w->reserve();
+  if (!r) [[unlikely]] {
+    warnGrowthFailure(*w);
+    return nullptr;
+  }
+  if (threadIndex < 0) [[unlikely]]
+    threadIndex = nextThreadIndex.fetch_add(1, std::memory_order_relaxed);
+  r->tscStart = format::readTsc();
+  r->kind = static_cast<uint8_t>(kind);
+  r->window = window.load(std::memory_order_relaxed);
+  r->group = groupDepth > 0 ? groupOrdinal : 0;
+  r->setSeqThread(0, static_cast<uint16_t>(threadIndex));
+  r->peer = -1;
+  return r;
+}
+
+Record *beginCall(Kind kind, CommState *comm) {
+  Record *r = beginRecord(kind);
+  if (!r)
+    return nullptr;
+  if (comm) {
+    r->commId = comm->id;
+    r->commRank = comm->rank;
+    r->setSeqThread(comm->nextSeq.fetch_add(1, std::memory_order_relaxed),
+                    static_cast<uint16_t>(threadIndex));
+  } else {
+    r->commRank = -1;
+  }
+  return r;
+}
+
+void endRecord(Record *r, bool failed) {
+  if (!r)
+    return;
+  uint64_t now = format::readTsc();
+  format::Writer *w = writerPtr.load(std::memory_order_relaxed);
+  double ticksPerNs = w ? w->header().tscTicksPerNs : 1.0;
+  auto ns = static_cast<uint64_t>(static_cast<double>(now - r->tscStart) / ticksPerNs);
+  format::storeDuration(*r, ns, failed);
+}
+
+void recordCommCreate(const CommState &comm, uint64_t parentId, format::CommOrigin origin,
+                      int64_t color, uint64_t ordinal, std::span<const int32_t> worldMembers,
+                      uint8_t flags) {
+  if (Record *r = beginRecord(Kind::CommCreate)) {
+    r->commId = comm.id;
+    r->commRank = comm.rank;
+    r->count = static_cast<uint64_t>(comm.size);
+    r->aux = parentId;
+    r->peer = static_cast<int32_t>(color);
+    r->op = static_cast<uint8_t>(origin);
+    r->flags = flags;
+    r->setSeqThread(ordinal, r->thread());
+    publish(r);
+    endRecord(r, false);
+  }
+  for (size_t first = 0; first < worldMembers.size(); first += format::kMembersPerRecord) {
+    Record *r = beginRecord(Kind::CommMembers);
+    if (!r)
+      return;
+    // The member payload overlays bytes 24..59 (timestamp to window): the total is in CommCreate.
+    r->commId = comm.id;
+    r->setSeqThread(first, r->thread());
+    r->flags = flags;
+    for (int i = 0; i < format::kMembersPerRecord; ++i)
+      format::setMemberAt(*r, i, first + i < worldMembers.size() ? worldMembers[first + i] : -1);
+    publish(r);
+    endRecord(r, false);
+  }
+}
+
+void recordCommRelease(const CommState &comm, format::CommReleaseHow how, uint8_t flags) {
+  if (Record *r = beginRecord(Kind::CommRelease)) {
+    r->commId = comm.id;
+    r->commRank = comm.rank;
+    r->op = static_cast<uint8_t>(how);
+    r->flags = flags;
+    publish(r);
+    endRecord(r, false);
+  }
+}
+
+int32_t worldRank() {
+  int32_t rank = knownWorldRank.load(std::memory_order_relaxed);
+  return rank >= 0 ? rank : worldRankFromEnvironment();
+}
+
+void setWorld(int32_t rank, int32_t size) {
+  knownWorldRank.store(rank);
+  if (format::Writer *w = writer()) {
+    w->header().worldRank = rank;
+    w->header().worldSize = size;
+  }
+}
+
+void setMpiInfo(const char *libraryVersion, int threadLevel) {
+  if (format::Writer *w = writer()) {
+    format::FileHeader &h = w->header();
+    std::snprintf(h.mpiVersion, sizeof h.mpiVersion, "%s", libraryVersion);
+    h.threadLevel = static_cast<uint32_t>(threadLevel);
+  }
+}
+
+void setNcclVersion(int version) {
+  if (format::Writer *w = writer())
+    w->header().ncclVersion = version;
+}
+
+void markFinished() {
+  if (format::Writer *w = writerPtr.load(std::memory_order_acquire))
+    w->finish();
+}
+
+void groupStart() {
+  if (groupDepth++ == 0) {
+    groupCounter = static_cast<uint16_t>(groupCounter + 1);
+    if (groupCounter == 0)
+      groupCounter = 1; // 0 means "not in a group"
+    groupOrdinal = groupCounter;
+  }
+}
+
+void groupEnd() {
+  if (groupDepth > 0)
+    --groupDepth;
+}
+
+void setWindow(uint32_t value) { window.store(value, std::memory_order_relaxed); }
+uint32_t currentWindow() { return window.load(std::memory_order_relaxed); }
+
+} // namespace collcheck::tracer

@@ -1,0 +1,249 @@
+#include "mpi_support.h"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <string_view>
+
+namespace collcheck::tracer::mpi {
+namespace {
+
+using format::CommOrigin;
+using format::DataType;
+using format::ReduceOp;
+
+template <typename Handle> Handle predefined(const char *openMpiSymbol) {
+  // Open MPI's predefined handles are addresses of objects in libmpi.
+  return reinterpret_cast<Handle>(dlsym(RTLD_DEFAULT, openMpiSymbol));
+}
+
+// Predefined operations by their Open MPI object name.
+struct OpName {
+  const char *symbol;
+  ReduceOp op;
+};
+constexpr OpName kOps[] = {
+    {"ompi_mpi_op_sum", ReduceOp::Sum},         {"ompi_mpi_op_prod", ReduceOp::Prod},
+    {"ompi_mpi_op_max", ReduceOp::Max},         {"ompi_mpi_op_min", ReduceOp::Min},
+    {"ompi_mpi_op_land", ReduceOp::LogicalAnd}, {"ompi_mpi_op_band", ReduceOp::BitwiseAnd},
+    {"ompi_mpi_op_lor", ReduceOp::LogicalOr},   {"ompi_mpi_op_bor", ReduceOp::BitwiseOr},
+    {"ompi_mpi_op_lxor", ReduceOp::LogicalXor}, {"ompi_mpi_op_bxor", ReduceOp::BitwiseXor},
+    {"ompi_mpi_op_maxloc", ReduceOp::MaxLoc},   {"ompi_mpi_op_minloc", ReduceOp::MinLoc},
+    {"ompi_mpi_op_replace", ReduceOp::Replace}, {"ompi_mpi_op_no_op", ReduceOp::NoOp},
+};
+
+struct OpTable {
+  std::array<MPI_Op, std::size(kOps)> handles{};
+  OpTable() {
+    for (size_t i = 0; i < std::size(kOps); ++i)
+      handles[i] = predefined<MPI_Op>(kOps[i].symbol);
+  }
+};
+
+// Predefined datatypes by the name MPI_Type_get_name gives them (standard names, any MPI).
+struct TypeName {
+  std::string_view name;
+  DataType type;
+};
+constexpr TypeName kTypes[] = {
+    {"MPI_CHAR", DataType::Char},
+    {"MPI_SIGNED_CHAR", DataType::Int8},
+    {"MPI_UNSIGNED_CHAR", DataType::Uint8},
+    {"MPI_BYTE", DataType::Byte},
+    {"MPI_PACKED", DataType::Byte},
+    {"MPI_SHORT", DataType::Int16},
+    {"MPI_UNSIGNED_SHORT", DataType::Uint16},
+    {"MPI_INT", DataType::Int32},
+    {"MPI_UNSIGNED", DataType::Uint32},
+    {"MPI_LONG", DataType::Int64},
+    {"MPI_UNSIGNED_LONG", DataType::Uint64},
+    {"MPI_LONG_LONG_INT", DataType::Int64},
+    {"MPI_LONG_LONG", DataType::Int64},
+    {"MPI_UNSIGNED_LONG_LONG", DataType::Uint64},
+    {"MPI_FLOAT", DataType::Float32},
+    {"MPI_DOUBLE", DataType::Float64},
+    {"MPI_LONG_DOUBLE", DataType::LongDouble},
+    {"MPI_INT8_T", DataType::Int8},
+    {"MPI_UINT8_T", DataType::Uint8},
+    {"MPI_INT16_T", DataType::Int16},
+    {"MPI_UINT16_T", DataType::Uint16},
+    {"MPI_INT32_T", DataType::Int32},
+    {"MPI_UINT32_T", DataType::Uint32},
+    {"MPI_INT64_T", DataType::Int64},
+    {"MPI_UINT64_T", DataType::Uint64},
+    {"MPI_C_BOOL", DataType::Bool},
+    {"MPI_CXX_BOOL", DataType::Bool},
+    {"MPI_WCHAR", DataType::Int32},
+    {"MPI_AINT", DataType::Int64},
+    {"MPI_OFFSET", DataType::Int64},
+    {"MPI_COUNT", DataType::Int64},
+    {"MPI_FLOAT_INT", DataType::Pair},
+    {"MPI_DOUBLE_INT", DataType::Pair},
+    {"MPI_LONG_INT", DataType::Pair},
+    {"MPI_2INT", DataType::Pair},
+    {"MPI_SHORT_INT", DataType::Pair},
+    {"MPI_LONG_DOUBLE_INT", DataType::Pair},
+};
+
+// Named (predefined) datatypes are never freed, so their mapping is cached by handle. Lock-free
+// lookup; a full cache only costs the slow path.
+constexpr size_t kTypeCacheSlots = 256;
+struct TypeCacheSlot {
+  std::atomic<uintptr_t> handle{0};
+  std::atomic<uint8_t> type{0};
+};
+TypeCacheSlot typeCache[kTypeCacheSlots];
+
+DataType nameToType(MPI_Datatype type) {
+  char name[MPI_MAX_OBJECT_NAME] = {};
+  int length = 0;
+  if (COLLCHECK_PMPI(MPI_Type_get_name)(type, name, &length) != MPI_SUCCESS)
+    return DataType::Unknown;
+  for (const TypeName &t : kTypes)
+    if (t.name == name)
+      return t.type;
+  return DataType::Unknown;
+}
+
+std::atomic<uint64_t> unknownCommOrdinal{0};
+
+} // namespace
+
+MPI_Comm worldComm() {
+  static const MPI_Comm comm = predefined<MPI_Comm>("ompi_mpi_comm_world");
+  return comm;
+}
+MPI_Comm selfComm() {
+  static const MPI_Comm comm = predefined<MPI_Comm>("ompi_mpi_comm_self");
+  return comm;
+}
+MPI_Comm nullComm() {
+  static const MPI_Comm comm = predefined<MPI_Comm>("ompi_mpi_comm_null");
+  return comm;
+}
+
+int typeSize(MPI_Datatype type) {
+  int size = 0;
+  COLLCHECK_PMPI(MPI_Type_size)(type, &size);
+  return size;
+}
+
+DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
+  auto key = reinterpret_cast<uintptr_t>(type);
+  size_t i = static_cast<size_t>(mix64(key)) & (kTypeCacheSlots - 1);
+  for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
+    uintptr_t cached = typeCache[i].handle.load(std::memory_order_acquire);
+    if (cached == key)
+      return static_cast<DataType>(typeCache[i].type.load(std::memory_order_relaxed));
+    if (cached == 0)
+      break;
+  }
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types, &combiner);
+  if (combiner != MPI_COMBINER_NAMED) {
+    derivedBytes = static_cast<uint64_t>(typeSize(type));
+    return DataType::Derived;
+  }
+  DataType mapped = nameToType(type);
+  i = static_cast<size_t>(mix64(key)) & (kTypeCacheSlots - 1);
+  for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
+    uintptr_t expected = 0;
+    if (typeCache[i].handle.load(std::memory_order_relaxed) == key)
+      break;
+    typeCache[i].type.store(static_cast<uint8_t>(mapped), std::memory_order_relaxed);
+    if (typeCache[i].handle.compare_exchange_strong(expected, key, std::memory_order_release))
+      break;
+  }
+  return mapped;
+}
+
+ReduceOp mapOp(MPI_Op op) {
+  static const OpTable table;
+  for (size_t i = 0; i < table.handles.size(); ++i)
+    if (table.handles[i] && table.handles[i] == op)
+      return kOps[i].op;
+  return ReduceOp::User;
+}
+
+std::vector<int32_t> worldMembers(MPI_Comm comm) {
+  int size = 0;
+  COLLCHECK_PMPI(MPI_Comm_size)(comm, &size);
+  std::vector<int32_t> ranks(static_cast<size_t>(size > 0 ? size : 0));
+  if (size <= 0)
+    return ranks;
+  MPI_Group group, world;
+  COLLCHECK_PMPI(MPI_Comm_group)(comm, &group);
+  COLLCHECK_PMPI(MPI_Comm_group)(worldComm(), &world);
+  std::vector<int> local(ranks.size());
+  for (int i = 0; i < size; ++i)
+    local[static_cast<size_t>(i)] = i;
+  std::vector<int> translated(ranks.size());
+  COLLCHECK_PMPI(MPI_Group_translate_ranks)(group, size, local.data(), world, translated.data());
+  COLLCHECK_PMPI(MPI_Group_free)(&group);
+  COLLCHECK_PMPI(MPI_Group_free)(&world);
+  for (size_t i = 0; i < ranks.size(); ++i)
+    ranks[i] = translated[i];
+  return ranks;
+}
+
+namespace {
+
+CommState *registerMpiComm(MPI_Comm comm, uint64_t id) {
+  int rank = -1, size = -1;
+  COLLCHECK_PMPI(MPI_Comm_rank)(comm, &rank);
+  COLLCHECK_PMPI(MPI_Comm_size)(comm, &size);
+  return registerComm(reinterpret_cast<uintptr_t>(comm), id, rank, size);
+}
+
+} // namespace
+
+CommState *commOf(MPI_Comm comm) {
+  if (CommState *state = findComm(reinterpret_cast<uintptr_t>(comm))) [[likely]]
+    return state;
+  if (comm == nullComm() || !worldComm())
+    return nullptr;
+  // Slow path: a communicator the tracer did not see created.
+  std::vector<int32_t> members = worldMembers(comm);
+  uint64_t id = childCommId(0, unknownCommOrdinal.fetch_add(1), CommOrigin::Unknown, 0, members);
+  CommState *state = registerMpiComm(comm, id);
+  if (state)
+    recordCommCreate(*state, 0, CommOrigin::Unknown, -1, 0, members, 0);
+  return state;
+}
+
+void recordCreated(MPI_Comm parent, MPI_Comm created, format::CommOrigin origin, int64_t color) {
+  CommState *parentState = commOf(parent);
+  if (!parentState)
+    return;
+  uint64_t ordinal = parentState->creations.fetch_add(1, std::memory_order_relaxed);
+  if (created == nullComm())
+    return;
+  std::vector<int32_t> members = worldMembers(created);
+  uint64_t id = childCommId(parentState->id, ordinal, origin, color, members);
+  if (CommState *state = registerMpiComm(created, id))
+    recordCommCreate(*state, parentState->id, origin, color, ordinal, members, 0);
+}
+
+void afterInit(int threadLevel) {
+  int rank = -1, size = -1;
+  COLLCHECK_PMPI(MPI_Comm_rank)(worldComm(), &rank);
+  COLLCHECK_PMPI(MPI_Comm_size)(worldComm(), &size);
+  setWorld(rank, size);
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  COLLCHECK_PMPI(MPI_Get_library_version)(version, &length);
+  setMpiInfo(version, threadLevel);
+  // Fixed ids: MPI_COMM_WORLD is one communicator for the whole job, MPI_COMM_SELF one per process.
+  constexpr uint64_t kWorldId = 0x776f726c64000001ull; // "world"
+  std::vector<int32_t> members = worldMembers(worldComm());
+  if (CommState *world = registerMpiComm(worldComm(), kWorldId))
+    recordCommCreate(*world, 0, CommOrigin::World, -1, 0, members, 0);
+  int32_t self = rank;
+  uint64_t selfId = childCommId(kWorldId, static_cast<uint64_t>(rank), CommOrigin::Self, rank, {});
+  if (CommState *state = registerMpiComm(selfComm(), selfId))
+    recordCommCreate(*state, 0, CommOrigin::Self, -1, 0, std::span<const int32_t>(&self, 1), 0);
+}
+
+} // namespace collcheck::tracer::mpi

@@ -1,0 +1,46 @@
+// What the MPI wrappers need beyond the core: the real PMPI entry points, the predefined handles
+// and the mapping of MPI datatypes and operations into the trace vocabulary. The preload library
+// must load into processes without libmpi, so nothing here references an MPI symbol at link time:
+// every function and predefined object is looked up at run time.
+#pragma once
+
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include "core.h"
+#include "resolve.h"
+
+#include <vector>
+
+namespace collcheck::tracer::mpi {
+
+// The real PMPI function P<name> for the tracer's own calls (communicator sizes, groups, names).
+#define COLLCHECK_PMPI(name)                                                                       \
+  ([]() {                                                                                          \
+    static ::collcheck::tracer::RealFunction<decltype(&P##name)> fn("P" #name);                    \
+    return fn.get();                                                                               \
+  }())
+
+MPI_Comm worldComm();
+MPI_Comm selfComm();
+MPI_Comm nullComm();
+
+format::DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes);
+format::ReduceOp mapOp(MPI_Op op);
+int typeSize(MPI_Datatype type);
+
+// The communicator state behind a handle; a communicator first seen here (created by a function the
+// tracer does not wrap, e.g. MPI_Intercomm_merge) is registered with an id derived from its member
+// list, which all members compute alike.
+CommState *commOf(MPI_Comm comm);
+// World ranks of the members of `comm`, in comm rank order (local calls only: group translation).
+std::vector<int32_t> worldMembers(MPI_Comm comm);
+
+// Registers and records a communicator created by `origin` from `parent`. Safe for MPI_COMM_NULL
+// results (nothing is registered, the parent's creation ordinal still advances as on every member).
+void recordCreated(MPI_Comm parent, MPI_Comm created, format::CommOrigin origin, int64_t color);
+
+// Called by MPI_Init / MPI_Init_thread after the real call succeeded.
+void afterInit(int threadLevel);
+
+} // namespace collcheck::tracer::mpi

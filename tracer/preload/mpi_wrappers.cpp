@@ -1,0 +1,299 @@
+// The exported MPI_* wrappers: generated from mpi_collectives.def for the collectives, written out
+// for initialization and communicator management. Each wrapper records, forwards to PMPI_*, and
+// stamps the duration; all policy lives in the core.
+#include "mpi_support.h"
+
+namespace collcheck::tracer::mpi {
+namespace {
+
+using format::Kind;
+
+void setType(Record &rec, MPI_Datatype type) {
+  uint64_t derivedBytes = 0;
+  format::DataType mapped = mapDataType(type, derivedBytes);
+  rec.dataType = static_cast<uint8_t>(mapped);
+  if (mapped == format::DataType::Derived) {
+    rec.flags |= format::kFlagDerivedSize;
+    rec.aux = derivedBytes;
+  }
+}
+
+bool inPlace(const void *buffer) { return buffer == MPI_IN_PLACE; }
+
+void fillRooted(Record &rec, int count, MPI_Datatype type, int root) {
+  rec.count = static_cast<uint64_t>(count);
+  rec.peer = root;
+  setType(rec, type);
+}
+
+void fillReduction(Record &rec, const void *sendbuf, int count, MPI_Datatype type, MPI_Op op,
+                   int root) {
+  fillRooted(rec, count, type, root);
+  rec.op = static_cast<uint8_t>(mapOp(op));
+  if (inPlace(sendbuf))
+    rec.flags |= format::kFlagInPlace;
+}
+
+// Gather, allgather, alltoall: the per-rank send count (the receive count where the send buffer is
+// MPI_IN_PLACE, since the send arguments are then ignored).
+void fillSendSide(Record &rec, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  int recvcount, MPI_Datatype recvtype, int root) {
+  if (inPlace(sendbuf)) {
+    fillRooted(rec, recvcount, recvtype, root);
+    rec.flags |= format::kFlagInPlace;
+  } else {
+    fillRooted(rec, sendcount, sendtype, root);
+  }
+}
+
+// Scatter: the per-rank receive count (the send count at an MPI_IN_PLACE root).
+void fillRecvSide(Record &rec, const void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int sendcount, MPI_Datatype sendtype, int root) {
+  if (inPlace(recvbuf)) {
+    fillRooted(rec, sendcount, sendtype, root);
+    rec.flags |= format::kFlagInPlace;
+  } else {
+    fillRooted(rec, recvcount, recvtype, root);
+  }
+}
+
+uint64_t total(const int counts[], const CommState *comm) {
+  uint64_t sum = 0;
+  if (counts && comm)
+    for (int i = 0; i < comm->size; ++i)
+      sum += static_cast<uint64_t>(counts[i] > 0 ? counts[i] : 0);
+  return sum;
+}
+
+bool significantHere(const CommState *comm, int root) {
+  return root < 0 || (comm && comm->rank == root);
+}
+
+void fillGatherv(Record &rec, const CommState *comm, const void *sendbuf, int sendcount,
+                 MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype, int root) {
+  int own = inPlace(sendbuf) && comm && recvcounts ? recvcounts[comm->rank] : sendcount;
+  fillSendSide(rec, sendbuf, own, sendtype, own, recvtype, root);
+  if (significantHere(comm, root) &&
+      rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
+    rec.aux = total(recvcounts, comm);
+}
+
+void fillScatterv(Record &rec, const CommState *comm, const int sendcounts[], MPI_Datatype sendtype,
+                  const void *recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
+  int own = inPlace(recvbuf) && comm && sendcounts ? sendcounts[comm->rank] : recvcount;
+  fillRecvSide(rec, recvbuf, own, recvtype, own, sendtype, root);
+  if (significantHere(comm, root) &&
+      rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
+    rec.aux = total(sendcounts, comm);
+}
+
+void fillAlltoallv(Record &rec, const CommState *comm, const void *sendbuf, const int sendcounts[],
+                   MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype) {
+  bool sendIgnored = inPlace(sendbuf);
+  setType(rec, sendIgnored ? recvtype : sendtype);
+  rec.count = sendIgnored ? total(recvcounts, comm) : total(sendcounts, comm);
+  if (rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
+    rec.aux = total(recvcounts, comm);
+  if (sendIgnored)
+    rec.flags |= format::kFlagInPlace;
+}
+
+uint64_t bytes(const int counts[], const MPI_Datatype types[], const CommState *comm) {
+  uint64_t sum = 0;
+  if (counts && types && comm)
+    for (int i = 0; i < comm->size; ++i)
+      sum += static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(typeSize(types[i]));
+  return sum;
+}
+
+// Alltoallw has one datatype per peer: the signature is compared in bytes.
+void fillAlltoallw(Record &rec, const CommState *comm, const void *sendbuf, const int sendcounts[],
+                   const MPI_Datatype sendtypes[], const int recvcounts[],
+                   const MPI_Datatype recvtypes[]) {
+  rec.dataType = static_cast<uint8_t>(format::DataType::Byte);
+  bool sendIgnored = inPlace(sendbuf);
+  rec.count = sendIgnored ? bytes(recvcounts, recvtypes, comm) : bytes(sendcounts, sendtypes, comm);
+  rec.aux = bytes(recvcounts, recvtypes, comm);
+  if (sendIgnored)
+    rec.flags |= format::kFlagInPlace;
+}
+
+void fillReduceScatter(Record &rec, const CommState *comm, const void *sendbuf,
+                       const int recvcounts[], MPI_Datatype type, MPI_Op op) {
+  int own = comm && recvcounts ? recvcounts[comm->rank] : 0;
+  fillReduction(rec, sendbuf, own, type, op, -1);
+  if (rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
+    rec.aux = total(recvcounts, comm);
+}
+
+int missingReal(const char *name) {
+  warn(name);
+  return MPI_ERR_INTERN;
+}
+
+} // namespace
+} // namespace collcheck::tracer::mpi
+
+using namespace collcheck::tracer;
+using namespace collcheck::tracer::mpi;
+namespace format = collcheck::format;
+
+#define COLLCHECK_WITH_REQUEST(...) (__VA_ARGS__, MPI_Request * request)
+#define COLLCHECK_WITH_REQUEST_ARG(...) (__VA_ARGS__, request)
+
+#define COLLCHECK_MPI_WRAPPER(name, kind, params, args, fill, extraFlags)                          \
+  extern "C" int MPI_##name params {                                                               \
+    static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
+    const auto real = resolved.get();                                                              \
+    if (!real) [[unlikely]]                                                                        \
+      return missingReal("PMPI_" #name " not found; is this an MPI program?");                     \
+    CallScope scope;                                                                               \
+    Record *record = nullptr;                                                                      \
+    if (scope.outermost()) [[likely]] {                                                            \
+      CommState *state = commOf(comm);                                                             \
+      record = beginCall(format::Kind::kind, state);                                               \
+      if (record) {                                                                                \
+        Record &rec = *record;                                                                     \
+        (void)state;                                                                               \
+        fill;                                                                                      \
+        rec.flags |= (extraFlags);                                                                 \
+        publish(record);                                                                           \
+      }                                                                                            \
+    }                                                                                              \
+    int rc = real args;                                                                            \
+    endRecord(record, rc != MPI_SUCCESS);                                                          \
+    return rc;                                                                                     \
+  }
+
+#define COLLECTIVE(blocking, nonblocking, kind, params, args, fill)                                \
+  COLLCHECK_MPI_WRAPPER(blocking, kind, params, args, fill, 0)                                     \
+  COLLCHECK_MPI_WRAPPER(nonblocking, kind, COLLCHECK_WITH_REQUEST params,                          \
+                        COLLCHECK_WITH_REQUEST_ARG args, fill, format::kFlagNonBlocking)
+#include "mpi_collectives.def"
+#undef COLLECTIVE
+
+// --- initialization -----------------------------------------------------------------------------
+
+namespace {
+
+// Records Init/Finalize as meta records on no communicator.
+Record *recordMeta(Kind kind) {
+  Record *r = beginRecord(kind);
+  publish(r);
+  return r;
+}
+
+} // namespace
+
+extern "C" int MPI_Init(int *argc, char ***argv) {
+  static RealFunction<decltype(&PMPI_Init)> resolved("PMPI_Init");
+  const auto real = resolved.get();
+  if (!real)
+    return missingReal("PMPI_Init not found");
+  CallScope scope;
+  Record *record = scope.outermost() ? recordMeta(Kind::Init) : nullptr;
+  int rc = real(argc, argv);
+  if (rc == MPI_SUCCESS && scope.outermost())
+    afterInit(MPI_THREAD_SINGLE);
+  endRecord(record, rc != MPI_SUCCESS);
+  return rc;
+}
+
+extern "C" int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  static RealFunction<decltype(&PMPI_Init_thread)> resolved("PMPI_Init_thread");
+  const auto real = resolved.get();
+  if (!real)
+    return missingReal("PMPI_Init_thread not found");
+  CallScope scope;
+  Record *record = scope.outermost() ? beginRecord(Kind::Init) : nullptr;
+  if (record) {
+    record->count = static_cast<uint64_t>(required);
+    publish(record);
+  }
+  int rc = real(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && scope.outermost())
+    afterInit(provided ? *provided : required);
+  endRecord(record, rc != MPI_SUCCESS);
+  return rc;
+}
+
+extern "C" int MPI_Finalize(void) {
+  static RealFunction<decltype(&PMPI_Finalize)> resolved("PMPI_Finalize");
+  const auto real = resolved.get();
+  if (!real)
+    return missingReal("PMPI_Finalize not found");
+  CallScope scope;
+  Record *record = scope.outermost() ? recordMeta(Kind::Finalize) : nullptr;
+  int rc = real();
+  endRecord(record, rc != MPI_SUCCESS);
+  if (scope.outermost())
+    markFinished();
+  return rc;
+}
+
+// --- communicator management ------------------------------------------------------------------
+
+#define COLLCHECK_COMM_CREATOR(name, params, args, parent, created, origin, color)                 \
+  extern "C" int MPI_##name params {                                                               \
+    static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
+    const auto real = resolved.get();                                                              \
+    if (!real)                                                                                     \
+      return missingReal("PMPI_" #name " not found");                                              \
+    CallScope scope;                                                                               \
+    int rc = real args;                                                                            \
+    if (rc == MPI_SUCCESS && scope.outermost())                                                    \
+      recordCreated(parent, created, format::CommOrigin::origin, color);                           \
+    return rc;                                                                                     \
+  }
+
+COLLCHECK_COMM_CREATOR(Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), comm,
+                       *newcomm, Dup, -1)
+COLLCHECK_COMM_CREATOR(Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm),
+                       (comm, info, newcomm), comm, *newcomm, Dup, -1)
+COLLCHECK_COMM_CREATOR(Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm),
+                       (comm, color, key, newcomm), comm, *newcomm, Split, color)
+COLLCHECK_COMM_CREATOR(Comm_split_type,
+                       (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm),
+                       (comm, split_type, key, info, newcomm), comm, *newcomm, SplitType,
+                       split_type)
+COLLCHECK_COMM_CREATOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm),
+                       (comm, group, newcomm), comm, *newcomm, Create, -1)
+
+// MPI_Comm_create_group is collective over the group only, so the parent's creation ordinal would
+// differ between members and non-members: its id comes from the member list and the tag instead.
+extern "C" int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+  static RealFunction<decltype(&PMPI_Comm_create_group)> resolved("PMPI_Comm_create_group");
+  const auto real = resolved.get();
+  if (!real)
+    return missingReal("PMPI_Comm_create_group not found");
+  CallScope scope;
+  int rc = real(comm, group, tag, newcomm);
+  if (rc == MPI_SUCCESS && scope.outermost() && *newcomm != nullComm()) {
+    CommState *parent = commOf(comm);
+    std::vector<int32_t> members = worldMembers(*newcomm);
+    uint64_t parentId = parent ? parent->id : 0;
+    uint64_t id = childCommId(parentId, 0, format::CommOrigin::CreateGroup, tag, members);
+    int rank = -1, size = -1;
+    COLLCHECK_PMPI(MPI_Comm_rank)(*newcomm, &rank);
+    COLLCHECK_PMPI(MPI_Comm_size)(*newcomm, &size);
+    if (CommState *state = registerComm(reinterpret_cast<uintptr_t>(*newcomm), id, rank, size))
+      recordCommCreate(*state, parentId, format::CommOrigin::CreateGroup, tag, 0, members, 0);
+  }
+  return rc;
+}
+
+extern "C" int MPI_Comm_free(MPI_Comm *comm) {
+  static RealFunction<decltype(&PMPI_Comm_free)> resolved("PMPI_Comm_free");
+  const auto real = resolved.get();
+  if (!real)
+    return missingReal("PMPI_Comm_free not found");
+  CallScope scope;
+  MPI_Comm handle = comm ? *comm : nullComm();
+  if (scope.outermost())
+    if (CommState *state = findComm(reinterpret_cast<uintptr_t>(handle)))
+      recordCommRelease(*state, format::CommReleaseHow::Free, 0);
+  int rc = real(comm);
+  if (rc == MPI_SUCCESS && scope.outermost())
+    releaseComm(reinterpret_cast<uintptr_t>(handle));
+  return rc;
+}

@@ -1,0 +1,258 @@
+// The trace format on its own: what the writer publishes reads back exactly; what is torn, corrupt,
+// truncated or foreign is detected and named, never misread.
+#include "reader.h"
+#include "writer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace collcheck::format;
+
+namespace {
+
+std::string freshDir(const std::string &name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("collcheck-format-" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir.parent_path());
+  return dir.string();
+}
+
+Writer::Identity identity() { return {"testhost", "job-1", "format_test", 1234}; }
+
+Record sample(uint64_t i) {
+  Record r{};
+  r.kind = static_cast<uint8_t>(Kind::AllReduce);
+  r.commId = 0xabcdef;
+  r.setSeqThread(i, 3);
+  r.count = i * 7 + 1;
+  r.dataType = static_cast<uint8_t>(DataType::Float32);
+  r.op = static_cast<uint8_t>(ReduceOp::Sum);
+  r.commRank = 2;
+  r.peer = -1;
+  r.window = static_cast<uint32_t>(i / 10);
+  r.tscStart = 1000 + i;
+  return r;
+}
+
+std::string writeRecords(const std::string &dir, uint64_t n) {
+  std::string error;
+  auto w = Writer::create(dir, "trace", identity(), error);
+  EXPECT_TRUE(w) << error;
+  for (uint64_t i = 0; i < n; ++i) {
+    Record *slot = w->reserve();
+    *slot = sample(i);
+    publish(*slot);
+    storeDuration(*slot, 100 + i, false);
+  }
+  w->finish();
+  return w->path();
+}
+
+void patch(const std::string &path, uint64_t offset, const void *bytes, size_t size) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(static_cast<const char *>(bytes), static_cast<std::streamsize>(size));
+}
+
+uint64_t slotOffset(uint64_t i) { return kHeaderSize + i * kRecordSize; }
+
+} // namespace
+
+TEST(Format, PublishedRecordsReadBackExactlyAcrossChunks) {
+  std::string dir = freshDir("roundtrip");
+  const uint64_t n = Writer::kChunkRecords * 2 + 17; // three file extensions
+  std::string path = writeRecords(dir, n);
+  std::string error;
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_EQ(reader->slotCount(), n);
+  EXPECT_EQ(reader->summary().published, n);
+  EXPECT_EQ(reader->summary().torn + reader->summary().corrupt + reader->summary().holes, 0u);
+  for (uint64_t i = 0; i < n; ++i) {
+    Record want = sample(i);
+    const Record &got = reader->slot(i);
+    ASSERT_EQ(got.seq(), want.seq());
+    ASSERT_EQ(got.count, want.count);
+    ASSERT_EQ(got.window, want.window);
+    ASSERT_EQ(got.thread(), 3);
+    ASSERT_EQ(durationOf(got), 100 + i);
+  }
+  EXPECT_EQ(reader->header().pid, 1234);
+  EXPECT_STREQ(reader->header().host, "testhost");
+  EXPECT_EQ(reader->header().finished, 1u);
+}
+
+TEST(Format, FolderAndFilePermissionsAndNoOverwrite) {
+  std::string dir = freshDir("perms");
+  std::string first = writeRecords(dir, 1);
+  std::string second = writeRecords(dir, 1);
+  EXPECT_NE(first, second) << "an existing trace is never overwritten";
+  struct stat st;
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat(first.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(Format, PlantedSymlinksAreNotFollowed) {
+  std::string base = freshDir("symlinks");
+  std::filesystem::create_directories(base + "/real");
+  std::filesystem::create_symlink(base + "/real", base + "/link");
+  std::string error;
+  EXPECT_FALSE(Writer::create(base + "/link", "trace", identity(), error));
+  EXPECT_NE(error.find("symlink"), std::string::npos) << error;
+  // A symlink where the file would go: the writer picks another name, the target is untouched.
+  std::filesystem::create_directories(base + "/out");
+  chmod((base + "/out").c_str(), 0700);
+  { std::ofstream(base + "/victim") << "keep"; }
+  std::filesystem::create_symlink(base + "/victim", base + "/out/trace.cctrace");
+  auto w = Writer::create(base + "/out", "trace", identity(), error);
+  ASSERT_TRUE(w) << error;
+  EXPECT_EQ(w->path(), base + "/out/trace.1.cctrace");
+  std::ifstream victim(base + "/victim");
+  std::string content;
+  victim >> content;
+  EXPECT_EQ(content, "keep");
+}
+
+TEST(Format, TornRecordIsDetectedNotMisread) {
+  std::string dir = freshDir("torn");
+  std::string path = writeRecords(dir, 10);
+  // A writer killed mid-record: bytes of slot 10 written, its check never published.
+  Record partial = sample(10);
+  partial.check = 0;
+  patch(path, slotOffset(10), &partial, 40);
+  std::string error;
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_EQ(reader->summary().published, 10u);
+  EXPECT_EQ(reader->summary().torn, 1u);
+  EXPECT_EQ(reader->summary().firstProblem, 10u);
+  EXPECT_EQ(reader->state(10), SlotState::Torn);
+  EXPECT_FALSE(reader->usable(10));
+}
+
+TEST(Format, BitFlipIsCorruptAndTheRestStillReads) {
+  std::string dir = freshDir("bitflip");
+  std::string path = writeRecords(dir, 10);
+  unsigned char flipped = 0x5a;
+  patch(path, slotOffset(4) + 33, &flipped, 1); // inside count
+  std::string error;
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_EQ(reader->state(4), SlotState::Corrupt);
+  EXPECT_EQ(reader->summary().corrupt, 1u);
+  EXPECT_EQ(reader->summary().published, 9u);
+  EXPECT_TRUE(reader->usable(5));
+}
+
+TEST(Format, HoleBeforeLaterPublishedRecordIsCounted) {
+  std::string dir = freshDir("hole");
+  std::string path = writeRecords(dir, 10);
+  Record zero{};
+  patch(path, slotOffset(3), &zero, sizeof zero);
+  std::string error;
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_EQ(reader->summary().holes, 1u);
+  EXPECT_EQ(reader->summary().published, 9u);
+}
+
+TEST(Format, ForeignTruncatedAndUnknownVersionFilesAreRejectedWithReasons) {
+  std::string dir = freshDir("reject");
+  std::string path = writeRecords(dir, 3);
+  std::string error;
+  {
+    std::string copy = dir + "/short.cctrace";
+    std::filesystem::copy_file(path, copy);
+    std::filesystem::resize_file(copy, 100);
+    EXPECT_FALSE(Reader::open(copy, error));
+    EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+    EXPECT_NE(error.find(copy), std::string::npos) << "the error names the file";
+  }
+  {
+    std::string copy = dir + "/magic.cctrace";
+    std::filesystem::copy_file(path, copy);
+    patch(copy, 0, "NOTATRACE", 8);
+    EXPECT_FALSE(Reader::open(copy, error));
+    EXPECT_NE(error.find("not a collcheck trace"), std::string::npos) << error;
+  }
+  {
+    std::string copy = dir + "/version.cctrace";
+    std::filesystem::copy_file(path, copy);
+    uint32_t version = 99;
+    patch(copy, offsetof(FileHeader, version), &version, sizeof version);
+    EXPECT_FALSE(Reader::open(copy, error));
+    EXPECT_NE(error.find("unsupported trace version 99"), std::string::npos) << error;
+  }
+  {
+    std::string copy = dir + "/endian.cctrace";
+    std::filesystem::copy_file(path, copy);
+    uint32_t swapped = __builtin_bswap32(kEndianTag);
+    patch(copy, offsetof(FileHeader, endianTag), &swapped, sizeof swapped);
+    EXPECT_FALSE(Reader::open(copy, error));
+    EXPECT_NE(error.find("byte order"), std::string::npos) << error;
+  }
+  {
+    std::string copy = dir + "/partial.cctrace";
+    std::filesystem::copy_file(path, copy);
+    std::filesystem::resize_file(copy, kHeaderSize + 2 * kRecordSize + 20);
+    auto reader = Reader::open(copy, error);
+    ASSERT_TRUE(reader) << error;
+    EXPECT_TRUE(reader->summary().partialTail);
+    EXPECT_EQ(reader->summary().published, 2u);
+  }
+  EXPECT_FALSE(Reader::open(dir + "/missing.cctrace", error));
+  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+}
+
+TEST(Format, DurationEncodingKeepsFailureAndSaturates) {
+  Record r{};
+  EXPECT_FALSE(returned(r));
+  storeDuration(r, 0, false);
+  EXPECT_TRUE(returned(r));
+  EXPECT_EQ(durationOf(r), 0u);
+  storeDuration(r, 123, true);
+  EXPECT_TRUE(failed(r));
+  EXPECT_EQ(durationOf(r), 123u);
+  storeDuration(r, uint64_t{1} << 40, false);
+  EXPECT_EQ(r.durationNs, kDurationSaturated);
+}
+
+TEST(Format, FullFilesystemStopsGrowthWithAClearError) {
+  std::string dir = freshDir("full");
+  std::filesystem::create_directories(dir);
+  if (geteuid() != 0 || std::system(("mount -t tmpfs -o size=1200k tmpfs " + dir).c_str()) != 0)
+    GTEST_SKIP() << "mounting a small tmpfs needs root";
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { EXPECT_EQ(std::system(("umount " + dir).c_str()), 0); }
+  } unmount{dir};
+  std::string error;
+  auto w = Writer::create(dir + "/traces", "trace", identity(), error);
+  ASSERT_TRUE(w) << error;
+  uint64_t written = 0;
+  for (uint64_t i = 0; i < Writer::kChunkRecords * 3; ++i) {
+    Record *slot = w->reserve();
+    if (!slot)
+      break;
+    *slot = sample(i);
+    publish(*slot);
+    ++written;
+  }
+  EXPECT_EQ(written, Writer::kChunkRecords) << "the first megabyte fits, the second does not";
+  EXPECT_NE(w->failure().find("cannot extend trace file"), std::string::npos) << w->failure();
+  EXPECT_EQ(w->reserve(), nullptr);
+  EXPECT_GE(w->header().droppedRecords, 1u);
+  std::string path = w->path();
+  w.reset();
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_EQ(reader->summary().published, written);
+  reader.reset(); // unmap before the filesystem goes away
+}

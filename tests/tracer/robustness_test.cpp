@@ -1,0 +1,205 @@
+// The tracer never harms the job and its files survive the job's death: ranks killed with SIGKILL
+// at random points, processes that make no collective call, a filesystem that fills up, a missing
+// folder, and concurrent callers under MPI_THREAD_MULTIPLE.
+#include "trace_set.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace collcheck;
+using namespace collcheck::testing;
+using format::Kind;
+
+namespace {
+
+std::vector<std::filesystem::path> traceFiles(const std::string &dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == format::kFileSuffix)
+      files.push_back(entry.path());
+  return files;
+}
+
+pid_t pidOf(const std::filesystem::path &file) {
+  std::string stem = file.stem().string(); // <host>-<pid>
+  return static_cast<pid_t>(std::stol(stem.substr(stem.rfind('-') + 1)));
+}
+
+// Starts `mpirun -np ranks program` traced into `dir`, in its own process group.
+pid_t startTraced(int ranks, const std::string &program, const std::string &dir) {
+  pid_t child = fork();
+  if (child == 0) {
+    setpgid(0, 0);
+    setenv("COLLCHECK_OUTPUT", dir.c_str(), 1);
+    setenv("LD_PRELOAD", COLLCHECK_PRELOAD_PATH, 1);
+    std::string command = mpirun(ranks) + program + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  return child;
+}
+
+bool waitFor(pid_t child, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status;
+    if (waitpid(child, &status, WNOHANG) == child)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Every file reads back: nothing corrupt, at most the last record torn, and the sequence on each
+// communicator contiguous from 0 up to where the process died.
+void expectReadableUpToDeath(const std::string &dir, size_t expectedFiles) {
+  std::vector<std::filesystem::path> files = traceFiles(dir);
+  ASSERT_EQ(files.size(), expectedFiles);
+  for (const auto &file : files) {
+    std::string error;
+    auto reader = format::Reader::open(file.string(), error);
+    ASSERT_TRUE(reader) << error;
+    const format::Reader::Summary &s = reader->summary();
+    EXPECT_EQ(s.corrupt, 0u) << file;
+    EXPECT_LE(s.torn, 1u) << file;
+    if (s.torn) {
+      EXPECT_EQ(s.firstProblem, reader->slotCount() - 1) << "only the last record can be torn";
+    }
+    EXPECT_GT(s.published, 0u) << file;
+    std::map<uint64_t, uint64_t> nextSeq;
+    for (uint64_t i = 0; i < reader->slotCount(); ++i) {
+      if (!reader->usable(i))
+        continue;
+      const format::Record &r = reader->slot(i);
+      if (!format::isSequenced(static_cast<Kind>(r.kind)))
+        continue;
+      ASSERT_EQ(r.seq(), nextSeq[r.commId]++) << file << " slot " << i;
+    }
+  }
+}
+
+} // namespace
+
+TEST(Robustness, RanksKilledAtRandomPointsLeaveReadableTraces) {
+  int iterations = 5;
+  if (const char *env = std::getenv("COLLCHECK_KILL_ITERATIONS"))
+    iterations = std::atoi(env);
+  std::mt19937 random(std::random_device{}());
+  const int ranks = 3;
+  for (int iteration = 0; iteration < iterations; ++iteration) {
+    SCOPED_TRACE("iteration " + std::to_string(iteration));
+    std::string dir = freshFolder("kill-" + std::to_string(iteration));
+    pid_t job = startTraced(ranks, COLLCHECK_PROGRAM_DIR "/mpi_forever", dir);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (traceFiles(dir).size() < ranks && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<std::filesystem::path> files = traceFiles(dir);
+    ASSERT_EQ(files.size(), static_cast<size_t>(ranks));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 300));
+    pid_t victim = pidOf(files[random() % files.size()]);
+    ASSERT_EQ(kill(victim, SIGKILL), 0);
+    if (!waitFor(job, std::chrono::seconds(20))) {
+      killpg(job, SIGKILL);
+      waitFor(job, std::chrono::seconds(5));
+    }
+    killpg(job, SIGKILL); // survivors mpirun left behind, if any
+    expectReadableUpToDeath(dir, ranks);
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST(Robustness, ProcessesWithoutCollectivesCreateNothing) {
+  std::string dir = freshFolder("inert");
+  EXPECT_EQ(runTraced("bash -c true", dir), 0);
+  EXPECT_EQ(runTraced("sh -c 'ls / >/dev/null; echo hi >/dev/null'", dir), 0);
+  EXPECT_EQ(runTraced(mpirun(2) + "/bin/true", dir), 0);
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "no folder and no file for inert processes";
+}
+
+TEST(Robustness, FullFilesystemDoesNotChangeTheJob) {
+  std::string mountPoint = freshFolder("fulldisk");
+  std::filesystem::create_directories(mountPoint);
+  if (geteuid() != 0 ||
+      std::system(("mount -t tmpfs -o size=1200k tmpfs " + mountPoint).c_str()) != 0)
+    GTEST_SKIP() << "mounting a small tmpfs needs root";
+  std::string program = COLLCHECK_PROGRAM_DIR "/mpi_many 40000";
+  std::string untraced = mountPoint + "/../untraced.txt", traced = mountPoint + "/../traced.txt";
+  EXPECT_EQ(runPlain(mpirun(1) + program + " >" + untraced), 0);
+  EXPECT_EQ(runTraced(mpirun(1) + program + " >" + traced + " 2>" + traced + ".err", mountPoint +
+                                                                                     "/traces"),
+            0);
+  auto slurp = [](const std::string &path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(slurp(traced), slurp(untraced));
+  EXPECT_NE(slurp(traced + ".err").find("cannot extend trace file"), std::string::npos)
+      << slurp(traced + ".err");
+  std::vector<std::filesystem::path> files = traceFiles(mountPoint + "/traces");
+  ASSERT_EQ(files.size(), 1u);
+  std::string error;
+  {
+    auto reader = format::Reader::open(files[0].string(), error);
+    ASSERT_TRUE(reader) << error;
+    EXPECT_EQ(reader->summary().corrupt + reader->summary().torn, 0u);
+    EXPECT_GT(reader->header().droppedRecords, 0u);
+  }
+  EXPECT_EQ(std::system(("umount " + mountPoint).c_str()), 0);
+}
+
+TEST(Robustness, MissingParentFolderWarnsAndTheJobRunsOn) {
+  std::string base = freshFolder("missing-parent");
+  std::filesystem::create_directories(base);
+  std::string out = base + "/results.txt";
+  EXPECT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_many 10 >" + out + " 2>" + out +
+                          ".err",
+                      base + "/no/such/parent"),
+            0);
+  std::ifstream err(out + ".err");
+  std::string text(std::istreambuf_iterator<char>(err), {});
+  EXPECT_NE(text.find("cannot create trace folder"), std::string::npos) << text;
+  EXPECT_NE(text.find("not traced"), std::string::npos) << text;
+  std::ifstream result(out);
+  std::string line;
+  std::getline(result, line);
+  EXPECT_EQ(line.rfind("checksum ", 0), 0u) << line;
+}
+
+TEST(Robustness, ConcurrentThreadsLoseAndCorruptNoRecord) {
+  std::string dir = freshFolder("threads");
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_threads", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const ProcessTrace &t : traces) {
+    EXPECT_EQ(t.summary.corrupt + t.summary.torn + t.summary.holes, 0u);
+    std::map<uint64_t, std::vector<format::Record>> byComm;
+    for (const format::Record &r : ofKind(t, Kind::AllReduce))
+      byComm[r.commId].push_back(r);
+    ASSERT_EQ(byComm.size(), 4u) << "one duplicate communicator per thread";
+    std::set<uint16_t> threads;
+    for (auto &[comm, records] : byComm) {
+      ASSERT_EQ(records.size(), 2000u);
+      std::set<uint64_t> seqs;
+      for (const format::Record &r : records) {
+        seqs.insert(r.seq());
+        EXPECT_EQ(r.thread(), records[0].thread()) << "one thread per communicator";
+      }
+      EXPECT_EQ(seqs.size(), 2000u);
+      EXPECT_EQ(*seqs.rbegin(), 1999u);
+      threads.insert(records[0].thread());
+    }
+    EXPECT_EQ(threads.size(), 4u);
+  }
+}

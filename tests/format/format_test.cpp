@@ -47,7 +47,7 @@ std::string writeRecords(const std::string &dir, uint64_t n) {
     Record *slot = w->reserve();
     *slot = sample(i);
     publish(*slot);
-    storeDuration(*slot, 100 + i, false);
+    storeDuration(*slot, 16 * (100 + i), false);
   }
   w->finish();
   return w->path();
@@ -80,7 +80,7 @@ TEST(Format, PublishedRecordsReadBackExactlyAcrossChunks) {
     ASSERT_EQ(got.count, want.count);
     ASSERT_EQ(got.window, want.window);
     ASSERT_EQ(got.thread(), 3);
-    ASSERT_EQ(durationOf(got), 100 + i);
+    ASSERT_EQ(durationTicks(got), 16 * (100 + i));
   }
   EXPECT_EQ(reader->header().pid, 1234);
   EXPECT_STREQ(reader->header().host, "testhost");
@@ -216,12 +216,16 @@ TEST(Format, DurationEncodingKeepsFailureAndSaturates) {
   EXPECT_FALSE(returned(r));
   storeDuration(r, 0, false);
   EXPECT_TRUE(returned(r));
-  EXPECT_EQ(durationOf(r), 0u);
-  storeDuration(r, 123, true);
+  EXPECT_EQ(durationTicks(r), 0u);
+  storeDuration(r, 16 * 123 + 5, true); // below the 16-tick resolution is dropped
   EXPECT_TRUE(failed(r));
-  EXPECT_EQ(durationOf(r), 123u);
+  EXPECT_EQ(durationTicks(r), 16u * 123);
   storeDuration(r, uint64_t{1} << 40, false);
-  EXPECT_EQ(r.durationNs, kDurationSaturated);
+  EXPECT_EQ(r.duration, kDurationSaturated);
+  FileHeader h{};
+  h.tscTicksPerNs = 2.0;
+  storeDuration(r, 3200, false);
+  EXPECT_DOUBLE_EQ(durationNanos(h, r), 1600.0);
 }
 
 TEST(Format, FullFilesystemStopsGrowthWithAClearError) {

@@ -1,6 +1,7 @@
 #include "record.h"
 
 #include <array>
+#include <bit>
 
 namespace collcheck::format {
 namespace {
@@ -75,18 +76,9 @@ void setMemberAt(Record &r, int i, int32_t worldRank) {
               sizeof worldRank);
 }
 
-uint16_t recordHash(const Record &r) {
-  // Bytes 2..3 (group) and 8..63; `check` itself and the mutable duration are excluded.
-  uint64_t words[7];
-  std::memcpy(words, reinterpret_cast<const char *>(&r) + 8, sizeof words);
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ r.group;
-  for (uint64_t w : words) {
-    h ^= w;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 29;
-  }
-  auto folded = static_cast<uint16_t>(h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
-  return static_cast<uint16_t>(folded | 1u);
+double durationNanos(const FileHeader &h, const Record &r) {
+  double ticksPerNs = h.tscTicksPerNs > 0 ? h.tscTicksPerNs : 1.0;
+  return static_cast<double>(durationTicks(r)) / ticksPerNs;
 }
 
 double nanosSinceCreate(const FileHeader &h, uint64_t tsc) {

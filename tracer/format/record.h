@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -131,21 +132,24 @@ enum : uint8_t {
   kFlagDeviceBuffer = 1u << 7,  // ValueCapture: copied from device memory
 };
 
-// Record::durationNs: written once when the call returns. Zero: it never returned (the process was
-// stuck in it or died in it). Otherwise bits 0..30 hold the duration in ns plus one, saturating at
-// kDurationSaturated (about 2.1 s), and bit 31 says the call returned an error.
+// Record::duration: written once when the call returns. Zero: it never returned (the process was
+// stuck in it or died in it). Otherwise bits 0..30 hold the duration in timestamp-counter ticks
+// divided by 16, plus one, saturating at kDurationSaturated (about 11 s at 3 GHz), and bit 31 says
+// the call returned an error. Ticks, not nanoseconds, so the hot path has no division;
+// durationNanos() converts with the file's calibration.
 inline constexpr uint32_t kDurationFailedBit = 0x80000000u;
 inline constexpr uint32_t kDurationSaturated = 0x7fffffffu;
+inline constexpr int kDurationShift = 4;
 
 // One record: 64 bytes, little-endian, naturally aligned. Field meaning per kind in
 // docs/trace-format.md. `check` is written last with a release store: zero means "reserved, not
 // published"; otherwise it is a 16-bit hash of bytes 2..3 and 8..63 with the low bit forced to 1,
-// so a torn or corrupted record is detected rather than misread. `durationNs` is the only field
+// so a torn or corrupted record is detected rather than misread. `duration` is the only field
 // written after publication (when the call returns); zero means the call had not returned.
 struct Record {
   uint16_t check;
   uint16_t group;      // NCCL group ordinal on this thread, mod 65536; 0 = not inside a group
-  uint32_t durationNs; // see kDurationFailedBit: 0 = did not return (hang or crash)
+  uint32_t duration;   // see kDurationFailedBit: 0 = did not return (hang or crash)
   uint64_t commId;
   uint64_t seqThread; // bits 0..47 sequence number on commId, bits 48..63 thread index
   uint64_t tscStart;  // timestamp counter at entry (see FileHeader calibration)
@@ -175,9 +179,12 @@ struct Record {
 static_assert(sizeof(Record) == kRecordSize, "a record is 64 bytes");
 static_assert(offsetof(Record, kind) == 60);
 
-inline bool returned(const Record &r) { return r.durationNs != 0; }
-inline bool failed(const Record &r) { return (r.durationNs & kDurationFailedBit) != 0; }
-inline uint64_t durationOf(const Record &r) { return (r.durationNs & kDurationSaturated) - 1; }
+inline bool returned(const Record &r) { return r.duration != 0; }
+inline bool failed(const Record &r) { return (r.duration & kDurationFailedBit) != 0; }
+// Duration in timestamp-counter ticks (a multiple of 16); 0 when the call did not return.
+inline uint64_t durationTicks(const Record &r) {
+  return returned(r) ? uint64_t((r.duration & kDurationSaturated) - 1) << kDurationShift : 0;
+}
 
 // Payload view of a CommMembers record: up to kMembersPerRecord world ranks of the communicator,
 // starting at member index seq(). The payload overlays bytes 24..59 (tscStart through window), so
@@ -189,7 +196,22 @@ static_assert(kMembersOffset + kMembersPerRecord * sizeof(int32_t) <= offsetof(R
 int32_t memberAt(const Record &r, int i);
 void setMemberAt(Record &r, int i, int32_t worldRank);
 
-uint16_t recordHash(const Record &r);
+inline uint16_t recordHash(const Record &r) {
+  // Covers bytes 2..3 (group) and 8..63; `check` itself and the mutable duration are excluded. The
+  // seven 64-bit words of bytes 8..63 are rotated by distinct amounts and xor-ed: any single flipped
+  // bit, and any record written only in part, changes the result. The words are assembled from the
+  // fields (not loaded from memory) so that, on the hot path, no load spans several narrower stores.
+  uint64_t rankPeer = uint64_t(uint32_t(r.commRank)) | uint64_t(uint32_t(r.peer)) << 32;
+  uint64_t tail = uint64_t(r.window) | uint64_t(r.kind) << 32 | uint64_t(r.dataType) << 40 |
+                  uint64_t(r.op) << 48 | uint64_t(r.flags) << 56;
+  uint64_t h = (r.commId ^ std::rotl(r.seqThread, 9) ^ std::rotl(r.tscStart, 18) ^
+                std::rotl(r.count, 27)) ^
+               (std::rotl(r.aux, 36) ^ std::rotl(rankPeer, 45) ^ std::rotl(tail, 54)) ^
+               (uint64_t{r.group} * 0x9e3779b97f4a7c15ull);
+  h ^= h >> 32;
+  h ^= h >> 16;
+  return static_cast<uint16_t>((h & 0xffff) | 1u);
+}
 inline uint16_t loadCheck(const Record &r) {
   return std::atomic_ref<const uint16_t>(r.check).load(std::memory_order_acquire);
 }
@@ -197,15 +219,16 @@ inline uint16_t loadCheck(const Record &r) {
 inline void publish(Record &r) {
   std::atomic_ref<uint16_t>(r.check).store(recordHash(r), std::memory_order_release);
 }
-inline void storeDuration(Record &r, uint64_t ns, bool callFailed) {
+inline void storeDuration(Record &r, uint64_t ticks, bool callFailed) {
+  uint64_t units = ticks >> kDurationShift;
   uint32_t value =
-      ns >= kDurationSaturated - 1 ? kDurationSaturated : static_cast<uint32_t>(ns + 1);
+      units >= kDurationSaturated - 1 ? kDurationSaturated : static_cast<uint32_t>(units + 1);
   if (callFailed)
     value |= kDurationFailedBit;
-  std::atomic_ref<uint32_t>(r.durationNs).store(value, std::memory_order_relaxed);
+  std::atomic_ref<uint32_t>(r.duration).store(value, std::memory_order_relaxed);
 }
 
-// The file header. Fields after `mutableFrom` may be updated while the process runs (world rank
+// The file header. Fields after the marked line may be updated while the process runs (world rank
 // learnt at MPI_Init, library versions, calibration refinements, counters); all are fixed-size.
 struct FileHeader {
   char magic[8];
@@ -214,7 +237,7 @@ struct FileHeader {
   uint32_t recordSize;
   uint32_t endianTag;
   int32_t pid;
-  uint32_t reserved0;
+  uint32_t flags; // kHeader* bits
   uint64_t createdRealtimeNs;  // CLOCK_REALTIME at creation
   uint64_t createdMonotonicNs; // CLOCK_MONOTONIC at creation
   uint64_t tscAtCreate;        // timestamp counter at creation
@@ -236,7 +259,16 @@ struct FileHeader {
 };
 static_assert(sizeof(FileHeader) <= kHeaderSize);
 
+// FileHeader::flags bits.
+enum : uint32_t {
+  // Record::duration holds measured durations (COLLCHECK_DURATIONS=1). Without it the tracer reads
+  // the clock once per call: a returned call is marked with a zero duration.
+  kHeaderDurations = 1u << 0,
+};
+
 // Converts a record's timestamp to nanoseconds since the file was created.
 double nanosSinceCreate(const FileHeader &h, uint64_t tsc);
+// The duration of a returned call in nanoseconds (0 when it did not return).
+double durationNanos(const FileHeader &h, const Record &r);
 
 } // namespace collcheck::format

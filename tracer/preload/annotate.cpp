@@ -21,7 +21,7 @@ void recordValue(format::Kind kind, double value, uint8_t op) {
 
 } // namespace
 
-extern "C" void collcheck_window_begin(uint64_t window) {
+COLLCHECK_EXPORT void collcheck_window_begin(uint64_t window) {
   setWindow(static_cast<uint32_t>(window));
   if (Record *r = beginRecord(format::Kind::WindowBegin)) {
     r->count = window;
@@ -31,16 +31,16 @@ extern "C" void collcheck_window_begin(uint64_t window) {
   }
 }
 
-extern "C" void collcheck_valid_count(double count) {
+COLLCHECK_EXPORT void collcheck_valid_count(double count) {
   recordValue(format::Kind::ValidCount, count, 0);
 }
 
-extern "C" void collcheck_normalization(int how, double multiplier) {
+COLLCHECK_EXPORT void collcheck_normalization(int how, double multiplier) {
   if (how < 0 || how >= static_cast<int>(format::LossNormalization::Count))
     how = static_cast<int>(format::LossNormalization::Unknown);
   recordValue(format::Kind::Normalization, multiplier, static_cast<uint8_t>(how));
 }
 
-extern "C" void collcheck_reducer_scale(double factor) {
+COLLCHECK_EXPORT void collcheck_reducer_scale(double factor) {
   recordValue(format::Kind::ReducerScale, factor, 0);
 }

@@ -14,18 +14,29 @@
 #include <unistd.h>
 
 namespace collcheck::tracer {
-namespace {
 
-#define COLLCHECK_TLS thread_local __attribute__((tls_model("initial-exec")))
-
+namespace detail {
+std::atomic<int32_t> nextThreadIndex{0};
 COLLCHECK_TLS int callDepth = 0;
 COLLCHECK_TLS int32_t threadIndex = -1;
 COLLCHECK_TLS int groupDepth = 0;
 COLLCHECK_TLS uint16_t groupOrdinal = 0;
+std::atomic<uint32_t> window{0};
+RegistrySlot registry[kRegistrySlots];
+// COLLCHECK_DURATIONS=1: a second timestamp when the call returns.
+bool measureDurations = false;
+
+int32_t assignThreadIndex() {
+  threadIndex = nextThreadIndex.fetch_add(1, std::memory_order_relaxed);
+  return threadIndex;
+}
+} // namespace detail
+using namespace detail;
+
+namespace {
+
 COLLCHECK_TLS uint16_t groupCounter = 0;
 
-std::atomic<int32_t> nextThreadIndex{0};
-std::atomic<uint32_t> window{0};
 std::atomic<int32_t> knownWorldRank{-1};
 
 // --- the trace file -------------------------------------------------------------------------
@@ -106,6 +117,10 @@ format::Writer *openWriter() {
     fileState.store(static_cast<int>(FileState::Disabled));
     return nullptr;
   }
+  const char *durations = getenv("COLLCHECK_DURATIONS");
+  measureDurations = durations && *durations && *durations != '0';
+  if (measureDurations)
+    writer->header().flags |= format::kHeaderDurations;
   int32_t rank = knownWorldRank.load();
   writer->header().worldRank = rank >= 0 ? rank : worldRankFromEnvironment();
   static bool hooksInstalled = false;
@@ -139,21 +154,22 @@ void warnGrowthFailure(format::Writer &w) {
 
 // --- the communicator registry --------------------------------------------------------------
 
-constexpr size_t kRegistrySlots = 1u << 14;
 constexpr uintptr_t kReleased = ~uintptr_t{0};
-
-struct RegistrySlot {
-  std::atomic<uintptr_t> handle{0};
-  std::atomic<CommState *> state{nullptr};
-};
-RegistrySlot registry[kRegistrySlots];
 std::mutex registryMutex;
-
-size_t slotOf(uintptr_t handle) {
-  return static_cast<size_t>(mix64(handle)) & (kRegistrySlots - 1);
-}
+size_t slotOf(uintptr_t handle) { return registrySlotOf(handle); }
 
 } // namespace
+
+
+Record *reserveSlot() {
+  format::Writer *w = writer();
+  if (!w) [[unlikely]]
+    return nullptr;
+  Record *r = w->reserve();
+  if (!r) [[unlikely]]
+    warnGrowthFailure(*w);
+  return r;
+}
 
 uint64_t mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -180,18 +196,6 @@ uint64_t childCommId(uint64_t parentId, uint64_t ordinal, format::CommOrigin ori
   if (!worldMembers.empty())
     h = hashBytes(worldMembers.data(), worldMembers.size_bytes(), h);
   return h == 0 ? 1 : h; // 0 means "no communicator" in a record
-}
-
-CommState *findComm(uintptr_t handle) {
-  size_t i = slotOf(handle);
-  for (size_t probe = 0; probe < kRegistrySlots; ++probe, i = (i + 1) & (kRegistrySlots - 1)) {
-    uintptr_t key = registry[i].handle.load(std::memory_order_acquire);
-    if (key == handle)
-      return registry[i].state.load(std::memory_order_acquire);
-    if (key == 0)
-      return nullptr;
-  }
-  return nullptr;
 }
 
 CommState *registerComm(uintptr_t handle, uint64_t id, int32_t rank, int32_t size) {
@@ -242,20 +246,13 @@ void releaseComm(uintptr_t handle) {
   }
 }
 
-CallScope::CallScope() : outermost_(callDepth++ == 0) {}
-CallScope::~CallScope() { --callDepth; }
 
 Record *beginRecord(Kind kind) {
-  format::Writer *w = writer();
-  if (!w) [[unlikely]]
+  Record *r = reserveSlot();
+  if (!r)
     return nullptr;
-  Record *r = w->reserve();
-  if (!r) [[unlikely]] {
-    warnGrowthFailure(*w);
-    return nullptr;
-  }
   if (threadIndex < 0) [[unlikely]]
-    threadIndex = nextThreadIndex.fetch_add(1, std::memory_order_relaxed);
+    assignThreadIndex();
   r->tscStart = format::readTsc();
   r->kind = static_cast<uint8_t>(kind);
   r->window = window.load(std::memory_order_relaxed);
@@ -280,15 +277,6 @@ Record *beginCall(Kind kind, CommState *comm) {
   return r;
 }
 
-void endRecord(Record *r, bool failed) {
-  if (!r)
-    return;
-  uint64_t now = format::readTsc();
-  format::Writer *w = writerPtr.load(std::memory_order_relaxed);
-  double ticksPerNs = w ? w->header().tscTicksPerNs : 1.0;
-  auto ns = static_cast<uint64_t>(static_cast<double>(now - r->tscStart) / ticksPerNs);
-  format::storeDuration(*r, ns, failed);
-}
 
 void recordCommCreate(const CommState &comm, uint64_t parentId, format::CommOrigin origin,
                       int64_t color, uint64_t ordinal, std::span<const int32_t> worldMembers,

@@ -4,16 +4,35 @@
 // syscall; the slow paths (first call, new communicator, file growth) are marked.
 #pragma once
 
+#include "clock.h"
 #include "record.h"
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 namespace collcheck::tracer {
 
 using format::Kind;
 using format::Record;
+
+// Exported symbols: the wrappers and the annotation entry points only; everything else is hidden
+// (-fvisibility=hidden), so internal calls are direct, not through the PLT.
+#define COLLCHECK_EXPORT extern "C" __attribute__((visibility("default")))
+
+// Plain __thread (no C++ dynamic initialization, so no TLS wrapper call) in the initial-exec model:
+// one %fs-relative load per access.
+#define COLLCHECK_TLS __thread __attribute__((tls_model("initial-exec")))
+namespace detail {
+extern COLLCHECK_TLS int32_t threadIndex;
+extern COLLCHECK_TLS int groupDepth;
+extern COLLCHECK_TLS uint16_t groupOrdinal;
+extern COLLCHECK_TLS int callDepth;
+extern std::atomic<uint32_t> window;
+extern bool measureDurations;
+int32_t assignThreadIndex();
+} // namespace detail
 
 // One communicator as this process sees it through one handle. Several handles may share an id
 // (ncclCommInitAll gives one process several ranks of one communicator); each has its own sequence.
@@ -25,8 +44,32 @@ struct CommState {
   std::atomic<uint64_t> creations{0}; // communicators created from this one, in call order
 };
 
+namespace detail {
+inline constexpr size_t kRegistrySlots = size_t{1} << 14;
+struct RegistrySlot {
+  std::atomic<uintptr_t> handle{0};
+  std::atomic<CommState *> state{nullptr};
+};
+extern RegistrySlot registry[kRegistrySlots];
+// Fibonacci hashing: handles are pointers or small integers; one multiply spreads both.
+inline size_t registrySlotOf(uintptr_t handle) {
+  return static_cast<size_t>((handle * 0x9e3779b97f4a7c15ull) >> (64 - 14));
+}
+} // namespace detail
+
 // Looks up a live communicator by its handle (MPI_Comm or ncclComm_t value). Lock-free.
-CommState *findComm(uintptr_t handle);
+inline CommState *findComm(uintptr_t handle) {
+  using namespace detail;
+  size_t i = registrySlotOf(handle);
+  for (size_t probe = 0; probe < kRegistrySlots; ++probe, i = (i + 1) & (kRegistrySlots - 1)) {
+    uintptr_t key = registry[i].handle.load(std::memory_order_acquire);
+    if (key == handle)
+      return registry[i].state.load(std::memory_order_acquire);
+    if (key == 0)
+      return nullptr;
+  }
+  return nullptr;
+}
 // Slow path: registers a new handle (replacing a released one with the same value).
 CommState *registerComm(uintptr_t handle, uint64_t id, int32_t rank, int32_t size);
 void releaseComm(uintptr_t handle);
@@ -43,13 +86,52 @@ uint64_t childCommId(uint64_t parentId, uint64_t ordinal, format::CommOrigin ori
 // forwarded without being recorded.
 class CallScope {
 public:
-  CallScope();
-  ~CallScope();
+  CallScope() : outermost_(detail::callDepth++ == 0) {}
+  ~CallScope() { --detail::callDepth; }
   bool outermost() const { return outermost_; }
 
 private:
   bool outermost_;
 };
+
+
+// --- the recording path of sequenced calls ---------------------------------------------------
+// The record is assembled in a local (registers, after optimization) and copied into its slot, so
+// the check is computed from values the CPU holds rather than read back from the just-written
+// cache line (a store-forwarding stall of several nanoseconds).
+
+// A reserved slot, or null when tracing is off or the file is full.
+Record *reserveSlot();
+
+// Fills the fields every sequenced call has and takes the communicator's next sequence number.
+inline void stampCall(Record &rec, Kind kind, CommState *comm) {
+  int32_t thread = detail::threadIndex;
+  if (thread < 0) [[unlikely]]
+    thread = detail::assignThreadIndex();
+  rec.tscStart = format::readTsc();
+  rec.kind = static_cast<uint8_t>(kind);
+  rec.window = detail::window.load(std::memory_order_relaxed);
+  rec.group = detail::groupDepth > 0 ? detail::groupOrdinal : 0;
+  rec.peer = -1;
+  if (comm) {
+    rec.commId = comm->id;
+    rec.commRank = comm->rank;
+    rec.setSeqThread(comm->nextSeq.fetch_add(1, std::memory_order_relaxed),
+                     static_cast<uint16_t>(thread));
+  } else {
+    rec.commRank = -1;
+    rec.setSeqThread(0, static_cast<uint16_t>(thread));
+  }
+}
+
+// Copies a filled record into its slot and publishes it (the check is stored last).
+inline void commit(Record &slot, const Record &rec) {
+  uint16_t check = format::recordHash(rec);
+  slot.group = rec.group;
+  std::memcpy(reinterpret_cast<char *>(&slot) + 8, reinterpret_cast<const char *>(&rec) + 8,
+              sizeof(Record) - 8);
+  std::atomic_ref<uint16_t>(slot.check).store(check, std::memory_order_release);
+}
 
 // A slot filled with the fields every record has (kind, thread, window, group, timestamp), or null
 // when tracing is off or the file is full. The caller fills the rest and calls publish().
@@ -58,8 +140,13 @@ inline void publish(Record *r) {
   if (r)
     format::publish(*r);
 }
-// Records that a published call returned, with its duration.
-void endRecord(Record *r, bool failed);
+// Records that a published call returned: with its duration under COLLCHECK_DURATIONS=1, else as
+// one store without reading the clock again.
+inline void endRecord(Record *r, bool failed) {
+  if (!r)
+    return;
+  format::storeDuration(*r, detail::measureDurations ? format::readTsc() - r->tscStart : 0, failed);
+}
 
 // Sequenced call on a communicator: begins the record and stamps comm id, rank and sequence.
 Record *beginCall(Kind kind, CommState *comm);

@@ -34,13 +34,15 @@ constexpr OpName kOps[] = {
     {"ompi_mpi_op_replace", ReduceOp::Replace}, {"ompi_mpi_op_no_op", ReduceOp::NoOp},
 };
 
-struct OpTable {
-  std::array<MPI_Op, std::size(kOps)> handles{};
-  OpTable() {
-    for (size_t i = 0; i < std::size(kOps); ++i)
-      handles[i] = predefined<MPI_Op>(kOps[i].symbol);
-  }
-};
+// Filled once MPI is loaded (the first call that needs it); plain loads afterwards.
+std::array<std::atomic<MPI_Op>, std::size(kOps)> opHandles{};
+std::atomic<bool> opHandlesReady{false};
+
+void loadOpHandles() {
+  for (size_t i = 0; i < std::size(kOps); ++i)
+    opHandles[i].store(predefined<MPI_Op>(kOps[i].symbol), std::memory_order_relaxed);
+  opHandlesReady.store(true, std::memory_order_release);
+}
 
 // Predefined datatypes by the name MPI_Type_get_name gives them (standard names, any MPI).
 struct TypeName {
@@ -95,6 +97,10 @@ struct TypeCacheSlot {
   std::atomic<uint8_t> type{0};
 };
 TypeCacheSlot typeCache[kTypeCacheSlots];
+size_t typeSlot(uintptr_t handle) {
+  return static_cast<size_t>((handle * 0x9e3779b97f4a7c15ull) >> (64 - 8));
+}
+static_assert(kTypeCacheSlots == size_t{1} << 8);
 
 DataType nameToType(MPI_Datatype type) {
   char name[MPI_MAX_OBJECT_NAME] = {};
@@ -132,7 +138,7 @@ int typeSize(MPI_Datatype type) {
 
 DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
   auto key = reinterpret_cast<uintptr_t>(type);
-  size_t i = static_cast<size_t>(mix64(key)) & (kTypeCacheSlots - 1);
+  size_t i = typeSlot(key);
   for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
     uintptr_t cached = typeCache[i].handle.load(std::memory_order_acquire);
     if (cached == key)
@@ -147,7 +153,7 @@ DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
     return DataType::Derived;
   }
   DataType mapped = nameToType(type);
-  i = static_cast<size_t>(mix64(key)) & (kTypeCacheSlots - 1);
+  i = typeSlot(key);
   for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
     uintptr_t expected = 0;
     if (typeCache[i].handle.load(std::memory_order_relaxed) == key)
@@ -160,9 +166,10 @@ DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
 }
 
 ReduceOp mapOp(MPI_Op op) {
-  static const OpTable table;
-  for (size_t i = 0; i < table.handles.size(); ++i)
-    if (table.handles[i] && table.handles[i] == op)
+  if (!opHandlesReady.load(std::memory_order_acquire)) [[unlikely]]
+    loadOpHandles();
+  for (size_t i = 0; i < opHandles.size(); ++i)
+    if (opHandles[i].load(std::memory_order_relaxed) == op && op)
       return kOps[i].op;
   return ReduceOp::User;
 }
@@ -199,9 +206,7 @@ CommState *registerMpiComm(MPI_Comm comm, uint64_t id) {
 
 } // namespace
 
-CommState *commOf(MPI_Comm comm) {
-  if (CommState *state = findComm(reinterpret_cast<uintptr_t>(comm))) [[likely]]
-    return state;
+CommState *commOfSlow(MPI_Comm comm) {
   if (comm == nullComm() || !worldComm())
     return nullptr;
   // Slow path: a communicator the tracer did not see created.

@@ -32,7 +32,12 @@ int typeSize(MPI_Datatype type);
 // The communicator state behind a handle; a communicator first seen here (created by a function the
 // tracer does not wrap, e.g. MPI_Intercomm_merge) is registered with an id derived from its member
 // list, which all members compute alike.
-CommState *commOf(MPI_Comm comm);
+CommState *commOfSlow(MPI_Comm comm);
+inline CommState *commOf(MPI_Comm comm) {
+  if (CommState *state = findComm(reinterpret_cast<uintptr_t>(comm))) [[likely]]
+    return state;
+  return commOfSlow(comm);
+}
 // World ranks of the members of `comm`, in comm rank order (local calls only: group translation).
 std::vector<int32_t> worldMembers(MPI_Comm comm);
 

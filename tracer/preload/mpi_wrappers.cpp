@@ -141,28 +141,26 @@ namespace format = collcheck::format;
 #define COLLCHECK_WITH_REQUEST(...) (__VA_ARGS__, MPI_Request * request)
 #define COLLCHECK_WITH_REQUEST_ARG(...) (__VA_ARGS__, request)
 
-#define COLLCHECK_MPI_WRAPPER(name, kind, params, args, fill, extraFlags)                          \
-  extern "C" int MPI_##name params {                                                               \
+#define COLLCHECK_MPI_WRAPPER(name, kind, params, args, fill, extraFlags)                         \
+  COLLCHECK_EXPORT int MPI_##name params {                                                              \
     static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
-    const auto real = resolved.get();                                                              \
-    if (!real) [[unlikely]]                                                                        \
-      return missingReal("PMPI_" #name " not found; is this an MPI program?");                     \
-    CallScope scope;                                                                               \
-    Record *record = nullptr;                                                                      \
-    if (scope.outermost()) [[likely]] {                                                            \
-      CommState *state = commOf(comm);                                                             \
-      record = beginCall(format::Kind::kind, state);                                               \
-      if (record) {                                                                                \
-        Record &rec = *record;                                                                     \
-        (void)state;                                                                               \
-        fill;                                                                                      \
-        rec.flags |= (extraFlags);                                                                 \
-        publish(record);                                                                           \
-      }                                                                                            \
-    }                                                                                              \
-    int rc = real args;                                                                            \
-    endRecord(record, rc != MPI_SUCCESS);                                                          \
-    return rc;                                                                                     \
+    const auto real = resolved.get();                                                             \
+    if (!real) [[unlikely]]                                                                       \
+      return missingReal("PMPI_" #name " not found; is this an MPI program?");                    \
+    CallScope scope;                                                                              \
+    Record *record = scope.outermost() ? reserveSlot() : nullptr;                                 \
+    if (record) [[likely]] {                                                                      \
+      CommState *state = commOf(comm);                                                            \
+      Record rec{};                                                                               \
+      stampCall(rec, format::Kind::kind, state);                                                  \
+      (void)state;                                                                                \
+      fill;                                                                                       \
+      rec.flags |= (extraFlags);                                                                  \
+      commit(*record, rec);                                                                       \
+    }                                                                                             \
+    int rc = real args;                                                                           \
+    endRecord(record, rc != MPI_SUCCESS);                                                         \
+    return rc;                                                                                    \
   }
 
 #define COLLECTIVE(blocking, nonblocking, kind, params, args, fill)                                \
@@ -185,7 +183,7 @@ Record *recordMeta(Kind kind) {
 
 } // namespace
 
-extern "C" int MPI_Init(int *argc, char ***argv) {
+COLLCHECK_EXPORT int MPI_Init(int *argc, char ***argv) {
   static RealFunction<decltype(&PMPI_Init)> resolved("PMPI_Init");
   const auto real = resolved.get();
   if (!real)
@@ -199,7 +197,7 @@ extern "C" int MPI_Init(int *argc, char ***argv) {
   return rc;
 }
 
-extern "C" int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+COLLCHECK_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   static RealFunction<decltype(&PMPI_Init_thread)> resolved("PMPI_Init_thread");
   const auto real = resolved.get();
   if (!real)
@@ -217,7 +215,7 @@ extern "C" int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
   return rc;
 }
 
-extern "C" int MPI_Finalize(void) {
+COLLCHECK_EXPORT int MPI_Finalize(void) {
   static RealFunction<decltype(&PMPI_Finalize)> resolved("PMPI_Finalize");
   const auto real = resolved.get();
   if (!real)
@@ -234,7 +232,7 @@ extern "C" int MPI_Finalize(void) {
 // --- communicator management ------------------------------------------------------------------
 
 #define COLLCHECK_COMM_CREATOR(name, params, args, parent, created, origin, color)                 \
-  extern "C" int MPI_##name params {                                                               \
+  COLLCHECK_EXPORT int MPI_##name params {                                                               \
     static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
     const auto real = resolved.get();                                                              \
     if (!real)                                                                                     \
@@ -261,7 +259,7 @@ COLLCHECK_COMM_CREATOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *n
 
 // MPI_Comm_create_group is collective over the group only, so the parent's creation ordinal would
 // differ between members and non-members: its id comes from the member list and the tag instead.
-extern "C" int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
   static RealFunction<decltype(&PMPI_Comm_create_group)> resolved("PMPI_Comm_create_group");
   const auto real = resolved.get();
   if (!real)
@@ -282,7 +280,7 @@ extern "C" int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MP
   return rc;
 }
 
-extern "C" int MPI_Comm_free(MPI_Comm *comm) {
+COLLCHECK_EXPORT int MPI_Comm_free(MPI_Comm *comm) {
   static RealFunction<decltype(&PMPI_Comm_free)> resolved("PMPI_Comm_free");
   const auto real = resolved.get();
   if (!real)

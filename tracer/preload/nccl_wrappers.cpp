@@ -247,27 +247,25 @@ std::atomic<uint64_t> initAllOrdinal{0};
 
 } // namespace
 
-#define NCCL_CALL(function, kind, params, args, fill)                                              \
-  extern "C" ncclResult_t nccl##function params {                                                  \
-    COLLCHECK_NCCL_REAL(nccl##function)                                                            \
-    CallScope scope;                                                                               \
-    Record *record = nullptr;                                                                      \
-    if (scope.outermost()) [[likely]] {                                                            \
-      record = beginCall(format::Kind::kind, commOf(comm));                                        \
-      if (record) {                                                                                \
-        Record &rec = *record;                                                                     \
-        fill;                                                                                      \
-        publish(record);                                                                           \
-      }                                                                                            \
-    }                                                                                              \
-    ncclResult_t rc = real args;                                                                   \
-    endRecord(record, rc != ncclSuccess && rc != ncclInProgress);                                  \
-    return rc;                                                                                     \
+#define NCCL_CALL(function, kind, params, args, fill)                                             \
+  COLLCHECK_EXPORT ncclResult_t nccl##function params {                                                 \
+    COLLCHECK_NCCL_REAL(nccl##function)                                                           \
+    CallScope scope;                                                                              \
+    Record *record = scope.outermost() ? reserveSlot() : nullptr;                                 \
+    if (record) [[likely]] {                                                                      \
+      Record rec{};                                                                               \
+      stampCall(rec, format::Kind::kind, commOf(comm));                                           \
+      fill;                                                                                       \
+      commit(*record, rec);                                                                       \
+    }                                                                                             \
+    ncclResult_t rc = real args;                                                                  \
+    endRecord(record, rc != ncclSuccess && rc != ncclInProgress);                                 \
+    return rc;                                                                                    \
   }
 #include "nccl_collectives.def"
 #undef NCCL_CALL
 
-extern "C" ncclResult_t ncclGroupStart() {
+COLLCHECK_EXPORT ncclResult_t ncclGroupStart() {
   COLLCHECK_NCCL_REAL(ncclGroupStart)
   CallScope scope;
   Record *record = nullptr;
@@ -280,7 +278,7 @@ extern "C" ncclResult_t ncclGroupStart() {
   return rc;
 }
 
-extern "C" ncclResult_t ncclGroupEnd() {
+COLLCHECK_EXPORT ncclResult_t ncclGroupEnd() {
   COLLCHECK_NCCL_REAL(ncclGroupEnd)
   CallScope scope;
   Record *record = scope.outermost() ? recordMeta(format::Kind::GroupEnd) : nullptr;
@@ -301,7 +299,7 @@ uint64_t idFromUniqueId(const ncclUniqueId &uniqueId) {
 
 } // namespace
 
-extern "C" ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
+COLLCHECK_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
                                          int rank) {
   COLLCHECK_NCCL_REAL(ncclCommInitRank)
   CallScope scope;
@@ -314,7 +312,7 @@ extern "C" ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqu
   return rc;
 }
 
-extern "C" ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
+COLLCHECK_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
                                                int rank, ncclConfig_t *config) {
   COLLCHECK_NCCL_REAL(ncclCommInitRankConfig)
   CallScope scope;
@@ -327,7 +325,7 @@ extern "C" ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncc
   return rc;
 }
 
-extern "C" ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank,
+COLLCHECK_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank,
                                                  int nId, ncclUniqueId *commIds,
                                                  ncclConfig_t *config) {
   COLLCHECK_NCCL_REAL(ncclCommInitRankScalable)
@@ -342,7 +340,7 @@ extern "C" ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks
   return rc;
 }
 
-extern "C" ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
+COLLCHECK_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
   COLLCHECK_NCCL_REAL(ncclCommInitAll)
   CallScope scope;
   ncclResult_t rc = real(comms, ndev, devlist);
@@ -358,7 +356,7 @@ extern "C" ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *
   return rc;
 }
 
-extern "C" ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+COLLCHECK_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                                       ncclConfig_t *config) {
   COLLCHECK_NCCL_REAL(ncclCommSplit)
   CallScope scope;
@@ -379,7 +377,7 @@ extern "C" ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclC
   return rc;
 }
 
-extern "C" ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
+COLLCHECK_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
                                        int excludeRanksCount, ncclComm_t *newcomm,
                                        ncclConfig_t *config, int shrinkFlags) {
   COLLCHECK_NCCL_REAL(ncclCommShrink)
@@ -404,7 +402,7 @@ extern "C" ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
 }
 
 #define COLLCHECK_NCCL_RELEASE(function, how, forget)                                              \
-  extern "C" ncclResult_t nccl##function(ncclComm_t comm) {                                        \
+  COLLCHECK_EXPORT ncclResult_t nccl##function(ncclComm_t comm) {                                        \
     COLLCHECK_NCCL_REAL(nccl##function)                                                            \
     CallScope scope;                                                                               \
     if (scope.outermost())                                                                         \
@@ -419,7 +417,7 @@ COLLCHECK_NCCL_RELEASE(CommDestroy, NcclDestroy, true)
 COLLCHECK_NCCL_RELEASE(CommAbort, NcclAbort, true)
 COLLCHECK_NCCL_RELEASE(CommFinalize, NcclFinalize, false)
 
-extern "C" ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
+COLLCHECK_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
                                                  ncclDataType_t datatype,
                                                  ncclScalarResidence_t residence, ncclComm_t comm) {
   COLLCHECK_NCCL_REAL(ncclRedOpCreatePreMulSum)
@@ -448,7 +446,7 @@ extern "C" ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
   return rc;
 }
 
-extern "C" ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+COLLCHECK_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   COLLCHECK_NCCL_REAL(ncclRedOpDestroy)
   CallScope scope;
   if (scope.outermost())

@@ -42,9 +42,7 @@ pid_t startTraced(int ranks, const std::string &program, const std::string &dir)
   pid_t child = fork();
   if (child == 0) {
     setpgid(0, 0);
-    setenv("COLLCHECK_OUTPUT", dir.c_str(), 1);
-    setenv("LD_PRELOAD", COLLCHECK_PRELOAD_PATH, 1);
-    std::string command = mpirun(ranks) + program + " >/dev/null 2>&1";
+    std::string command = tracedCommand(mpirun(ranks) + program, dir) + " >/dev/null 2>&1";
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char *>(nullptr));
     _exit(127);
   }

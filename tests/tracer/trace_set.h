@@ -30,6 +30,8 @@ std::string freshFolder(const std::string &name);
 // Runs `command` through /bin/sh with COLLCHECK_OUTPUT=dir and the preload library in LD_PRELOAD;
 // returns the exit status (or -1 when it could not run).
 int runTraced(const std::string &command, const std::string &dir);
+// The shell command runTraced runs.
+std::string tracedCommand(const std::string &command, const std::string &dir);
 int runPlain(const std::string &command);
 
 std::string mpirun(int ranks);

@@ -20,8 +20,8 @@ using namespace collcheck;
 using namespace collcheck::tracer;
 
 TEST(TracerCore, ConcurrentRecordingLosesAndCorruptsNothing) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("collcheck-core-" + std::to_string(getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("collcheck-core-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   setenv("COLLCHECK_OUTPUT", dir.c_str(), 1);
 

@@ -135,8 +135,8 @@ TEST(Robustness, FullFilesystemDoesNotChangeTheJob) {
   std::string program = COLLCHECK_PROGRAM_DIR "/mpi_many 40000";
   std::string untraced = mountPoint + "/../untraced.txt", traced = mountPoint + "/../traced.txt";
   EXPECT_EQ(runPlain(mpirun(1) + program + " >" + untraced), 0);
-  EXPECT_EQ(runTraced(mpirun(1) + program + " >" + traced + " 2>" + traced + ".err", mountPoint +
-                                                                                     "/traces"),
+  EXPECT_EQ(runTraced(mpirun(1) + program + " >" + traced + " 2>" + traced + ".err",
+                      mountPoint + "/traces"),
             0);
   auto slurp = [](const std::string &path) {
     std::ifstream in(path);
@@ -161,10 +161,10 @@ TEST(Robustness, MissingParentFolderWarnsAndTheJobRunsOn) {
   std::string base = freshFolder("missing-parent");
   std::filesystem::create_directories(base);
   std::string out = base + "/results.txt";
-  EXPECT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_many 10 >" + out + " 2>" + out +
-                          ".err",
-                      base + "/no/such/parent"),
-            0);
+  EXPECT_EQ(
+      runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_many 10 >" + out + " 2>" + out + ".err",
+                base + "/no/such/parent"),
+      0);
   std::ifstream err(out + ".err");
   std::string text(std::istreambuf_iterator<char>(err), {});
   EXPECT_NE(text.find("cannot create trace folder"), std::string::npos) << text;

@@ -71,14 +71,15 @@ std::string tracedCommand(const std::string &command, const std::string &dir) {
   std::string full = "COLLCHECK_OUTPUT='" + dir + "' ";
 #ifdef COLLCHECK_SANITIZED_PRELOAD
   // A sanitizer runtime preloaded into mpirun itself reports Open MPI's own launcher internals;
-  // under a sanitizer build only the ranks get the preload: mpirun -np N env LD_PRELOAD=... PROGRAM.
+  // under a sanitizer build only the ranks get the preload: mpirun -np N env LD_PRELOAD=...
+  // PROGRAM.
   std::string launcher = COLLCHECK_MPIRUN_COMMAND;
   if (command.rfind(launcher, 0) == 0) {
     size_t np = command.find(" -np ", launcher.size());
     size_t program = np == std::string::npos ? np : command.find(' ', np + 5);
     if (program != std::string::npos)
-      return full + command.substr(0, program + 1) + "env LD_PRELOAD='" COLLCHECK_PRELOAD_PATH
-                                                     "' " + command.substr(program + 1);
+      return full + command.substr(0, program + 1) +
+             "env LD_PRELOAD='" COLLCHECK_PRELOAD_PATH "' " + command.substr(program + 1);
   }
 #endif
   return full + "LD_PRELOAD='" COLLCHECK_PRELOAD_PATH "' " + command;

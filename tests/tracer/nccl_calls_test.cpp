@@ -1,0 +1,159 @@
+// NCCL under the tracer, through the host-memory test double of the NCCL API (tests/nccl_double):
+// every recorded NCCL call with its fields, communicator identities for init, split and a second
+// unique id, groups, PreMulSum scalars, and NCCL loaded by dlopen(RTLD_LOCAL).
+#include "trace_set.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace collcheck;
+using namespace collcheck::testing;
+using format::DataType;
+using format::Kind;
+using format::ReduceOp;
+
+namespace {
+
+constexpr int kRanks = 3;
+
+struct Expected {
+  Kind kind;
+  uint64_t count;
+  ReduceOp op;
+  int peer;
+};
+
+class NcclCalls : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    dir_ = freshFolder("nccl_all_calls");
+    ASSERT_EQ(runTraced(mpirun(kRanks) + COLLCHECK_PROGRAM_DIR "/nccl_all_calls", dir_), 0);
+    traces_ = loadTraces(dir_);
+  }
+  static inline std::string dir_;
+  static inline std::vector<ProcessTrace> traces_;
+};
+
+std::vector<format::Record> ncclCreates(const ProcessTrace &t) {
+  std::vector<format::Record> out;
+  for (const format::Record &r : ofKind(t, Kind::CommCreate))
+    if (r.flags & format::kFlagNccl)
+      out.push_back(r);
+  return out;
+}
+
+} // namespace
+
+TEST_F(NcclCalls, EveryCallOnTheFirstCommunicatorWithItsFields) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  for (int r = 0; r < kRanks; ++r) {
+    const ProcessTrace &t = traces_[r];
+    std::vector<format::Record> creates = ncclCreates(t);
+    ASSERT_EQ(creates.size(), 3u) << "init, split, init with config";
+    uint64_t comm = creates[0].commId;
+    EXPECT_EQ(creates[0].op, static_cast<uint8_t>(format::CommOrigin::NcclInitRank));
+    EXPECT_EQ(creates[0].count, static_cast<uint64_t>(kRanks));
+    EXPECT_EQ(creates[0].commRank, r);
+    int next = (r + 1) % kRanks, prev = (r + kRanks - 1) % kRanks;
+    std::vector<Expected> want = {
+        {Kind::AllReduce, 8, ReduceOp::Sum, -1},
+        {Kind::AllReduce, 8, ReduceOp::Avg, -1},
+        {Kind::Reduce, 4, ReduceOp::Max, 1},
+        {Kind::Broadcast, 5, ReduceOp::None, 0},
+        {Kind::Broadcast, 6, ReduceOp::None, 1},
+        {Kind::AllGather, 3, ReduceOp::None, -1},
+        {Kind::ReduceScatter, 2, ReduceOp::Min, -1},
+        {Kind::AllToAll, 2, ReduceOp::None, -1},
+        {Kind::Gather, 3, ReduceOp::None, 0},
+        {Kind::Scatter, 3, ReduceOp::None, 1},
+        {Kind::Send, 7, ReduceOp::None, next},
+        {Kind::Recv, 7, ReduceOp::None, prev},
+        {Kind::AllReduce, 8, ReduceOp::PreMulSum, -1},
+        {Kind::AllReduce, 8, ReduceOp::PreMulSum, -1},
+    };
+    std::vector<format::Record> got = sequenced(t, comm);
+    ASSERT_EQ(got.size(), want.size()) << "rank " << r;
+    for (size_t i = 0; i < want.size(); ++i) {
+      SCOPED_TRACE("rank " + std::to_string(r) + " call " + std::to_string(i));
+      EXPECT_EQ(got[i].kind, static_cast<uint8_t>(want[i].kind));
+      EXPECT_EQ(got[i].seq(), i);
+      EXPECT_EQ(got[i].commRank, r);
+      EXPECT_EQ(got[i].count, want[i].count);
+      EXPECT_EQ(got[i].op, static_cast<uint8_t>(want[i].op));
+      EXPECT_EQ(got[i].peer, want[i].peer);
+      EXPECT_EQ(got[i].dataType, static_cast<uint8_t>(DataType::Float32));
+      EXPECT_TRUE(got[i].flags & format::kFlagNccl);
+      EXPECT_TRUE(format::returned(got[i]));
+    }
+    // Send and recv sit in one group; the other calls in none.
+    EXPECT_NE(got[10].group, 0);
+    EXPECT_EQ(got[10].group, got[11].group);
+    EXPECT_EQ(got[9].group, 0);
+    // The host scalar is recorded as it was when the operator was created; the device one is not.
+    EXPECT_DOUBLE_EQ(got[12].auxDouble(), 0.5);
+    EXPECT_FALSE(got[12].flags & format::kFlagScalarUnknown);
+    EXPECT_TRUE(got[13].flags & format::kFlagScalarUnknown);
+    EXPECT_EQ(ofKind(t, Kind::GroupStart).size(), 1u);
+    EXPECT_EQ(ofKind(t, Kind::GroupEnd).size(), 1u);
+    EXPECT_EQ(ofKind(t, Kind::RedOpCreate).size(), 2u);
+    EXPECT_EQ(ofKind(t, Kind::RedOpDestroy).size(), 2u);
+    EXPECT_GT(t.header.ncclVersion, 0);
+  }
+}
+
+TEST_F(NcclCalls, CommunicatorIdsAgreeWithoutCommunication) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  std::vector<std::vector<format::Record>> creates;
+  for (const ProcessTrace &t : traces_)
+    creates.push_back(ncclCreates(t));
+  for (int r = 1; r < kRanks; ++r) {
+    EXPECT_EQ(creates[r][0].commId, creates[0][0].commId) << "same unique id, same communicator";
+    EXPECT_EQ(creates[r][2].commId, creates[0][2].commId);
+  }
+  EXPECT_NE(creates[0][0].commId, creates[0][2].commId) << "another unique id, another id";
+  // Split by parity: ranks 0 and 2 share one, rank 1 has another, both derived from the parent.
+  EXPECT_EQ(creates[0][1].commId, creates[2][1].commId);
+  EXPECT_NE(creates[0][1].commId, creates[1][1].commId);
+  EXPECT_EQ(creates[0][1].aux, creates[0][0].commId);
+  EXPECT_EQ(creates[0][1].op, static_cast<uint8_t>(format::CommOrigin::NcclSplit));
+  EXPECT_EQ(creates[2][1].commRank, 1);
+  EXPECT_EQ(creates[2][1].count, 2u);
+  std::set<uint64_t> all;
+  for (const auto &c : creates[0])
+    all.insert(c.commId);
+  all.insert(creates[1][1].commId);
+  EXPECT_EQ(all.size(), 4u);
+}
+
+TEST_F(NcclCalls, LifecycleReleasesAreRecorded) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  for (const ProcessTrace &t : traces_) {
+    std::multiset<uint8_t> hows;
+    for (const format::Record &r : ofKind(t, Kind::CommRelease))
+      hows.insert(r.op);
+    EXPECT_EQ(hows.count(static_cast<uint8_t>(format::CommReleaseHow::NcclFinalize)), 1u);
+    EXPECT_EQ(hows.count(static_cast<uint8_t>(format::CommReleaseHow::NcclDestroy)), 2u);
+    EXPECT_EQ(hows.count(static_cast<uint8_t>(format::CommReleaseHow::NcclAbort)), 1u);
+  }
+}
+
+TEST(NcclDlopenLocal, NcclInALibraryLoadedWithRtldLocalIsInterceptedAndForwarded) {
+  std::string dir = freshFolder("nccl_rtld_local");
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/dlopen_local " COLLCHECK_PROGRAM_DIR
+                                                        "/libcollcheck_nccl_user.so",
+                      dir),
+            0)
+      << "the library's collectives must return correct values through the wrappers";
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const ProcessTrace &t : traces) {
+    std::vector<format::Record> reduces = ofKind(t, Kind::AllReduce);
+    ASSERT_EQ(reduces.size(), 5u);
+    for (size_t i = 0; i < reduces.size(); ++i) {
+      EXPECT_EQ(reduces[i].seq(), i);
+      EXPECT_TRUE(reduces[i].flags & format::kFlagNccl);
+      EXPECT_EQ(reduces[i].dataType, static_cast<uint8_t>(DataType::Float64));
+    }
+  }
+}

@@ -3,7 +3,9 @@
 // (the same call, never intercepted), and the medians of the per-call batch times are compared.
 // Usage (see docs/performance.md):
 //   COLLCHECK_OUTPUT=DIR LD_PRELOAD=build/lib/libcollcheck_preload.so
-//     mpirun -np 1 build/bin/collcheck-bench-call-overhead [batches] [calls-per-batch]
+//     mpirun -np 1 build/bin/collcheck-bench-call-overhead [batches] [calls-per-batch] [elements]
+// With elements <= COLLCHECK_CAPTURE_MAX (4) the SUM all-reduce is a count reduction whose values
+// are captured too; the default (16) measures an ordinary collective.
 #include <mpi.h>
 
 #include <algorithm>
@@ -35,14 +37,20 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int batches = argc > 1 ? std::atoi(argv[1]) : 200;
   int calls = argc > 2 ? std::atoi(argv[2]) : 2000;
-  if (batches < 1 || calls < 1) {
-    std::fprintf(stderr, "usage: %s [batches >= 1] [calls-per-batch >= 1]\n", argv[0]);
+  int elements = argc > 3 ? std::atoi(argv[3]) : 16;
+  if (batches < 1 || calls < 1 || elements < 1 || elements > 64) {
+    std::fprintf(stderr, "usage: %s [batches >= 1] [calls-per-batch >= 1] [elements 1..64]\n",
+                 argv[0]);
     MPI_Finalize();
     return 2;
   }
-  double in = 1.0, out = 0.0;
-  auto traced = [&] { MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF); };
-  auto direct = [&] { PMPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF); };
+  std::vector<double> in(static_cast<size_t>(elements), 1.0), out(in.size());
+  auto traced = [&] {
+    MPI_Allreduce(in.data(), out.data(), elements, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF);
+  };
+  auto direct = [&] {
+    PMPI_Allreduce(in.data(), out.data(), elements, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF);
+  };
   nanosPerCall(traced, calls); // warm up: first-call resolution, file creation, page faults
   nanosPerCall(direct, calls);
   std::vector<double> tracedTimes, directTimes, differences;
@@ -57,9 +65,9 @@ int main(int argc, char **argv) {
   bool preloaded = std::getenv("LD_PRELOAD") && output;
   std::printf("{\"preloaded\": %s, \"batches\": %d, \"calls_per_batch\": %d, "
               "\"median_intercepted_ns\": %.2f, \"median_direct_ns\": %.2f, "
-              "\"median_added_ns\": %.2f, \"calls\": %lld}\n",
+              "\"median_added_ns\": %.2f, \"elements\": %d, \"calls\": %lld}\n",
               preloaded ? "true" : "false", batches, calls, median(tracedTimes),
-              median(directTimes), median(differences),
+              median(directTimes), median(differences), elements,
               static_cast<long long>(batches + 1) * calls);
   MPI_Finalize();
   return 0;

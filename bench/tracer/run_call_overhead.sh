@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures the tracer's added cost per MPI collective call and the trace bytes per call.
-# Usage: bench/tracer/run_call_overhead.sh [build-dir [batches [calls-per-batch]]]
+# Usage: bench/tracer/run_call_overhead.sh [build-dir [batches [calls-per-batch [elements]]]]
 set -euo pipefail
 build=$(realpath "${1:-build}")
 shift || true

@@ -68,6 +68,7 @@ std::vector<Expected> expectedWorld(int r, int p) {
     }
     all.push_back(e);
   }
+  all.push_back({Kind::AllReduce, 1, DataType::Int64, ReduceOp::Sum, -1, 0, 0});
   return all;
 }
 
@@ -132,6 +133,30 @@ TEST_F(MpiCollectives, EveryWorldCollectiveRecordedWithItsFields) {
       EXPECT_FALSE(format::failed(g));
       EXPECT_EQ(g.window, 0u);
     }
+  }
+}
+
+TEST_F(MpiCollectives, CountReductionValuesAreCapturedBeforeAndAfter) {
+  ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
+  for (int r = 0; r < kRanks; ++r) {
+    uint64_t world = createdId(traces_[r], format::CommOrigin::World);
+    std::vector<format::Record> captures;
+    for (const format::Record &c : ofKind(traces_[r], Kind::ValueCapture))
+      if (c.commId == world)
+        captures.push_back(c);
+    // Two small SUM all-reduces on the world: the in-place one (one double) and the count (one
+    // long); larger ones and other operations are not captured.
+    ASSERT_EQ(captures.size(), 4u) << "rank " << r;
+    const format::Record &input = captures[2], &output = captures[3];
+    std::vector<format::Record> calls = sequenced(traces_[r], world);
+    EXPECT_EQ(input.seq(), calls.back().seq()) << "a capture names its call";
+    EXPECT_EQ(input.count, 0u) << "element index";
+    EXPECT_EQ(input.peer, 1) << "elements captured";
+    EXPECT_FALSE(input.flags & format::kFlagCaptureOutput);
+    EXPECT_TRUE(input.flags & format::kFlagIntegral);
+    EXPECT_DOUBLE_EQ(input.auxDouble(), r + 1.0);
+    EXPECT_TRUE(output.flags & format::kFlagCaptureOutput);
+    EXPECT_DOUBLE_EQ(output.auxDouble(), kRanks * (kRanks + 1) / 2.0);
   }
 }
 

@@ -148,8 +148,8 @@ inline constexpr int kDurationShift = 4;
 // written after publication (when the call returns); zero means the call had not returned.
 struct Record {
   uint16_t check;
-  uint16_t group;      // NCCL group ordinal on this thread, mod 65536; 0 = not inside a group
-  uint32_t duration;   // see kDurationFailedBit: 0 = did not return (hang or crash)
+  uint16_t group;    // NCCL group ordinal on this thread, mod 65536; 0 = not inside a group
+  uint32_t duration; // see kDurationFailedBit: 0 = did not return (hang or crash)
   uint64_t commId;
   uint64_t seqThread; // bits 0..47 sequence number on commId, bits 48..63 thread index
   uint64_t tscStart;  // timestamp counter at entry (see FileHeader calibration)
@@ -198,16 +198,17 @@ void setMemberAt(Record &r, int i, int32_t worldRank);
 
 inline uint16_t recordHash(const Record &r) {
   // Covers bytes 2..3 (group) and 8..63; `check` itself and the mutable duration are excluded. The
-  // seven 64-bit words of bytes 8..63 are rotated by distinct amounts and xor-ed: any single flipped
-  // bit, and any record written only in part, changes the result. The words are assembled from the
-  // fields (not loaded from memory) so that, on the hot path, no load spans several narrower stores.
+  // seven 64-bit words of bytes 8..63 are rotated by distinct amounts and xor-ed: any single
+  // flipped bit, and any record written only in part, changes the result. The words are assembled
+  // from the fields (not loaded from memory) so that, on the hot path, no load spans several
+  // narrower stores.
   uint64_t rankPeer = uint64_t(uint32_t(r.commRank)) | uint64_t(uint32_t(r.peer)) << 32;
   uint64_t tail = uint64_t(r.window) | uint64_t(r.kind) << 32 | uint64_t(r.dataType) << 40 |
                   uint64_t(r.op) << 48 | uint64_t(r.flags) << 56;
-  uint64_t h = (r.commId ^ std::rotl(r.seqThread, 9) ^ std::rotl(r.tscStart, 18) ^
-                std::rotl(r.count, 27)) ^
-               (std::rotl(r.aux, 36) ^ std::rotl(rankPeer, 45) ^ std::rotl(tail, 54)) ^
-               (uint64_t{r.group} * 0x9e3779b97f4a7c15ull);
+  uint64_t h =
+      (r.commId ^ std::rotl(r.seqThread, 9) ^ std::rotl(r.tscStart, 18) ^ std::rotl(r.count, 27)) ^
+      (std::rotl(r.aux, 36) ^ std::rotl(rankPeer, 45) ^ std::rotl(tail, 54)) ^
+      (uint64_t{r.group} * 0x9e3779b97f4a7c15ull);
   h ^= h >> 32;
   h ^= h >> 16;
   return static_cast<uint16_t>((h & 0xffff) | 1u);
@@ -237,7 +238,7 @@ struct FileHeader {
   uint32_t recordSize;
   uint32_t endianTag;
   int32_t pid;
-  uint32_t flags; // kHeader* bits
+  uint32_t flags;              // kHeader* bits
   uint64_t createdRealtimeNs;  // CLOCK_REALTIME at creation
   uint64_t createdMonotonicNs; // CLOCK_MONOTONIC at creation
   uint64_t tscAtCreate;        // timestamp counter at creation

@@ -1,5 +1,6 @@
 #include "core.h"
 
+#include "capture.h"
 #include "clock.h"
 #include "resolve.h"
 #include "writer.h"
@@ -121,6 +122,7 @@ format::Writer *openWriter() {
   measureDurations = durations && *durations && *durations != '0';
   if (measureDurations)
     writer->header().flags |= format::kHeaderDurations;
+  configureCapture();
   int32_t rank = knownWorldRank.load();
   writer->header().worldRank = rank >= 0 ? rank : worldRankFromEnvironment();
   static bool hooksInstalled = false;
@@ -159,7 +161,6 @@ std::mutex registryMutex;
 size_t slotOf(uintptr_t handle) { return registrySlotOf(handle); }
 
 } // namespace
-
 
 Record *reserveSlot() {
   format::Writer *w = writer();
@@ -246,7 +247,6 @@ void releaseComm(uintptr_t handle) {
   }
 }
 
-
 Record *beginRecord(Kind kind) {
   Record *r = reserveSlot();
   if (!r)
@@ -276,7 +276,6 @@ Record *beginCall(Kind kind, CommState *comm) {
   }
   return r;
 }
-
 
 void recordCommCreate(const CommState &comm, uint64_t parentId, format::CommOrigin origin,
                       int64_t color, uint64_t ordinal, std::span<const int32_t> worldMembers,

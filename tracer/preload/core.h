@@ -94,7 +94,6 @@ private:
   bool outermost_;
 };
 
-
 // --- the recording path of sequenced calls ---------------------------------------------------
 // The record is assembled in a local (registers, after optimization) and copied into its slot, so
 // the check is computed from values the CPU holds rather than read back from the just-written

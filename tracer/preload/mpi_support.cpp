@@ -117,6 +117,13 @@ std::atomic<uint64_t> unknownCommOrdinal{0};
 
 } // namespace
 
+namespace detail {
+COLLCHECK_TLS uintptr_t lastTypeHandle = 0;
+COLLCHECK_TLS uint8_t lastType = 0;
+COLLCHECK_TLS uintptr_t lastOpHandle = 0;
+COLLCHECK_TLS uint8_t lastOp = 0;
+} // namespace detail
+
 MPI_Comm worldComm() {
   static const MPI_Comm comm = predefined<MPI_Comm>("ompi_mpi_comm_world");
   return comm;
@@ -136,13 +143,17 @@ int typeSize(MPI_Datatype type) {
   return size;
 }
 
-DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
+DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes) {
   auto key = reinterpret_cast<uintptr_t>(type);
   size_t i = typeSlot(key);
   for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
     uintptr_t cached = typeCache[i].handle.load(std::memory_order_acquire);
-    if (cached == key)
-      return static_cast<DataType>(typeCache[i].type.load(std::memory_order_relaxed));
+    if (cached == key) {
+      auto mapped = static_cast<DataType>(typeCache[i].type.load(std::memory_order_relaxed));
+      detail::lastTypeHandle = key;
+      detail::lastType = static_cast<uint8_t>(mapped);
+      return mapped;
+    }
     if (cached == 0)
       break;
   }
@@ -153,6 +164,8 @@ DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
     return DataType::Derived;
   }
   DataType mapped = nameToType(type);
+  detail::lastTypeHandle = key;
+  detail::lastType = static_cast<uint8_t>(mapped);
   i = typeSlot(key);
   for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
     uintptr_t expected = 0;
@@ -165,12 +178,15 @@ DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
   return mapped;
 }
 
-ReduceOp mapOp(MPI_Op op) {
+ReduceOp mapOpSlow(MPI_Op op) {
   if (!opHandlesReady.load(std::memory_order_acquire)) [[unlikely]]
     loadOpHandles();
   for (size_t i = 0; i < opHandles.size(); ++i)
-    if (opHandles[i].load(std::memory_order_relaxed) == op && op)
+    if (opHandles[i].load(std::memory_order_relaxed) == op && op) {
+      detail::lastOpHandle = reinterpret_cast<uintptr_t>(op);
+      detail::lastOp = static_cast<uint8_t>(kOps[i].op);
       return kOps[i].op;
+    }
   return ReduceOp::User;
 }
 

@@ -25,8 +25,28 @@ MPI_Comm worldComm();
 MPI_Comm selfComm();
 MPI_Comm nullComm();
 
-format::DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes);
-format::ReduceOp mapOp(MPI_Op op);
+format::DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes);
+format::ReduceOp mapOpSlow(MPI_Op op);
+
+// One-entry caches per thread for the common case of the same datatype and operation call after
+// call. Only predefined handles are cached: they are static objects, never freed or reused.
+namespace detail {
+extern COLLCHECK_TLS uintptr_t lastTypeHandle;
+extern COLLCHECK_TLS uint8_t lastType;
+extern COLLCHECK_TLS uintptr_t lastOpHandle;
+extern COLLCHECK_TLS uint8_t lastOp;
+} // namespace detail
+
+inline format::DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
+  if (reinterpret_cast<uintptr_t>(type) == detail::lastTypeHandle) [[likely]]
+    return static_cast<format::DataType>(detail::lastType);
+  return mapDataTypeSlow(type, derivedBytes);
+}
+inline format::ReduceOp mapOp(MPI_Op op) {
+  if (reinterpret_cast<uintptr_t>(op) == detail::lastOpHandle) [[likely]]
+    return static_cast<format::ReduceOp>(detail::lastOp);
+  return mapOpSlow(op);
+}
 int typeSize(MPI_Datatype type);
 
 // The communicator state behind a handle; a communicator first seen here (created by a function the

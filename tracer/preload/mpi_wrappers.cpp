@@ -1,6 +1,7 @@
 // The exported MPI_* wrappers: generated from mpi_collectives.def for the collectives, written out
 // for initialization and communicator management. Each wrapper records, forwards to PMPI_*, and
 // stamps the duration; all policy lives in the core.
+#include "capture.h"
 #include "mpi_support.h"
 
 namespace collcheck::tracer::mpi {
@@ -141,26 +142,41 @@ namespace format = collcheck::format;
 #define COLLCHECK_WITH_REQUEST(...) (__VA_ARGS__, MPI_Request * request)
 #define COLLCHECK_WITH_REQUEST_ARG(...) (__VA_ARGS__, request)
 
-#define COLLCHECK_MPI_WRAPPER(name, kind, params, args, fill, extraFlags)                         \
-  COLLCHECK_EXPORT int MPI_##name params {                                                              \
+// CAPTURING(input, output) in a fill names the buffers of a call whose values may be captured.
+#define CAPTURING(input, output)                                                                   \
+  do {                                                                                             \
+    captureInput = (input);                                                                        \
+    captureOutput = (output);                                                                      \
+  } while (0)
+
+#define COLLCHECK_MPI_WRAPPER(name, kind, params, args, fill, extraFlags)                          \
+  COLLCHECK_EXPORT int MPI_##name params {                                                         \
     static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
-    const auto real = resolved.get();                                                             \
-    if (!real) [[unlikely]]                                                                       \
-      return missingReal("PMPI_" #name " not found; is this an MPI program?");                    \
-    CallScope scope;                                                                              \
-    Record *record = scope.outermost() ? reserveSlot() : nullptr;                                 \
-    if (record) [[likely]] {                                                                      \
-      CommState *state = commOf(comm);                                                            \
-      Record rec{};                                                                               \
-      stampCall(rec, format::Kind::kind, state);                                                  \
-      (void)state;                                                                                \
-      fill;                                                                                       \
-      rec.flags |= (extraFlags);                                                                  \
-      commit(*record, rec);                                                                       \
-    }                                                                                             \
-    int rc = real args;                                                                           \
-    endRecord(record, rc != MPI_SUCCESS);                                                         \
-    return rc;                                                                                    \
+    const auto real = resolved.get();                                                              \
+    if (!real) [[unlikely]]                                                                        \
+      return missingReal("PMPI_" #name " not found; is this an MPI program?");                     \
+    CallScope scope;                                                                               \
+    Record *record = scope.outermost() ? reserveSlot() : nullptr;                                  \
+    const void *captureInput = nullptr, *captureOutput = nullptr;                                  \
+    if (record) [[likely]] {                                                                       \
+      CommState *state = commOf(comm);                                                             \
+      Record rec{};                                                                                \
+      stampCall(rec, format::Kind::kind, state);                                                   \
+      (void)state;                                                                                 \
+      fill;                                                                                        \
+      rec.flags |= (extraFlags);                                                                   \
+      commit(*record, rec);                                                                        \
+      if (!capturesValues(rec)) [[likely]]                                                         \
+        captureInput = captureOutput = nullptr;                                                    \
+      else                                                                                         \
+        captureValues(rec, captureInput, false);                                                   \
+    }                                                                                              \
+    int rc = real args;                                                                            \
+    endRecord(record, rc != MPI_SUCCESS);                                                          \
+    /* A nonblocking call's output is not ready when it returns. */                                \
+    if (captureOutput && rc == MPI_SUCCESS && !((extraFlags)&format::kFlagNonBlocking))            \
+      captureValues(*record, captureOutput, true);                                                 \
+    return rc;                                                                                     \
   }
 
 #define COLLECTIVE(blocking, nonblocking, kind, params, args, fill)                                \
@@ -232,7 +248,7 @@ COLLCHECK_EXPORT int MPI_Finalize(void) {
 // --- communicator management ------------------------------------------------------------------
 
 #define COLLCHECK_COMM_CREATOR(name, params, args, parent, created, origin, color)                 \
-  COLLCHECK_EXPORT int MPI_##name params {                                                               \
+  COLLCHECK_EXPORT int MPI_##name params {                                                         \
     static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
     const auto real = resolved.get();                                                              \
     if (!real)                                                                                     \
@@ -259,7 +275,8 @@ COLLCHECK_COMM_CREATOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *n
 
 // MPI_Comm_create_group is collective over the group only, so the parent's creation ordinal would
 // differ between members and non-members: its id comes from the member list and the tag instead.
-COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                           MPI_Comm *newcomm) {
   static RealFunction<decltype(&PMPI_Comm_create_group)> resolved("PMPI_Comm_create_group");
   const auto real = resolved.get();
   if (!real)

@@ -2,6 +2,7 @@
 // communicator life cycle, groups and reduction operators are written out. Forwarding goes to the
 // next definition of the same function, or to NCCL's pnccl* entry point, wherever the library was
 // loaded (also with dlopen(RTLD_LOCAL)).
+#include "capture.h"
 #include "core.h"
 #include "resolve.h"
 
@@ -247,20 +248,34 @@ std::atomic<uint64_t> initAllOrdinal{0};
 
 } // namespace
 
-#define NCCL_CALL(function, kind, params, args, fill)                                             \
-  COLLCHECK_EXPORT ncclResult_t nccl##function params {                                                 \
-    COLLCHECK_NCCL_REAL(nccl##function)                                                           \
-    CallScope scope;                                                                              \
-    Record *record = scope.outermost() ? reserveSlot() : nullptr;                                 \
-    if (record) [[likely]] {                                                                      \
-      Record rec{};                                                                               \
-      stampCall(rec, format::Kind::kind, commOf(comm));                                           \
-      fill;                                                                                       \
-      commit(*record, rec);                                                                       \
-    }                                                                                             \
-    ncclResult_t rc = real args;                                                                  \
-    endRecord(record, rc != ncclSuccess && rc != ncclInProgress);                                 \
-    return rc;                                                                                    \
+#define CAPTURING(input, output)                                                                   \
+  do {                                                                                             \
+    captureInput = (input);                                                                        \
+    captureOutput = (output);                                                                      \
+  } while (0)
+
+#define NCCL_CALL(function, kind, params, args, fill)                                              \
+  COLLCHECK_EXPORT ncclResult_t nccl##function params {                                            \
+    COLLCHECK_NCCL_REAL(nccl##function)                                                            \
+    CallScope scope;                                                                               \
+    Record *record = scope.outermost() ? reserveSlot() : nullptr;                                  \
+    const void *captureInput = nullptr, *captureOutput = nullptr;                                  \
+    if (record) [[likely]] {                                                                       \
+      Record rec{};                                                                                \
+      stampCall(rec, format::Kind::kind, commOf(comm));                                            \
+      fill;                                                                                        \
+      commit(*record, rec);                                                                        \
+      if (!capturesValues(rec)) [[likely]]                                                         \
+        captureInput = captureOutput = nullptr;                                                    \
+      else                                                                                         \
+        captureValues(rec, captureInput, false);                                                   \
+    }                                                                                              \
+    ncclResult_t rc = real args;                                                                   \
+    endRecord(record, rc != ncclSuccess && rc != ncclInProgress);                                  \
+    /* Inside a group the operation runs at ncclGroupEnd: its output is not there yet. */          \
+    if (captureOutput && rc == ncclSuccess && record->group == 0)                                  \
+      captureValues(*record, captureOutput, true);                                                 \
+    return rc;                                                                                     \
   }
 #include "nccl_collectives.def"
 #undef NCCL_CALL
@@ -300,7 +315,7 @@ uint64_t idFromUniqueId(const ncclUniqueId &uniqueId) {
 } // namespace
 
 COLLCHECK_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
-                                         int rank) {
+                                               int rank) {
   COLLCHECK_NCCL_REAL(ncclCommInitRank)
   CallScope scope;
   ncclResult_t rc = real(comm, nranks, commId, rank);
@@ -312,8 +327,9 @@ COLLCHECK_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncc
   return rc;
 }
 
-COLLCHECK_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
-                                               int rank, ncclConfig_t *config) {
+COLLCHECK_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
+                                                     ncclUniqueId commId, int rank,
+                                                     ncclConfig_t *config) {
   COLLCHECK_NCCL_REAL(ncclCommInitRankConfig)
   CallScope scope;
   ncclResult_t rc = real(comm, nranks, commId, rank, config);
@@ -326,8 +342,8 @@ COLLCHECK_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nrank
 }
 
 COLLCHECK_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank,
-                                                 int nId, ncclUniqueId *commIds,
-                                                 ncclConfig_t *config) {
+                                                       int nId, ncclUniqueId *commIds,
+                                                       ncclConfig_t *config) {
   COLLCHECK_NCCL_REAL(ncclCommInitRankScalable)
   CallScope scope;
   ncclResult_t rc = real(newcomm, nranks, myrank, nId, commIds, config);
@@ -356,8 +372,8 @@ COLLCHECK_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const
   return rc;
 }
 
-COLLCHECK_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
-                                      ncclConfig_t *config) {
+COLLCHECK_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
+                                            ncclComm_t *newcomm, ncclConfig_t *config) {
   COLLCHECK_NCCL_REAL(ncclCommSplit)
   CallScope scope;
   ncclResult_t rc = real(comm, color, key, newcomm, config);
@@ -378,8 +394,8 @@ COLLCHECK_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
 }
 
 COLLCHECK_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList,
-                                       int excludeRanksCount, ncclComm_t *newcomm,
-                                       ncclConfig_t *config, int shrinkFlags) {
+                                             int excludeRanksCount, ncclComm_t *newcomm,
+                                             ncclConfig_t *config, int shrinkFlags) {
   COLLCHECK_NCCL_REAL(ncclCommShrink)
   CallScope scope;
   ncclResult_t rc = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
@@ -402,7 +418,7 @@ COLLCHECK_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksL
 }
 
 #define COLLCHECK_NCCL_RELEASE(function, how, forget)                                              \
-  COLLCHECK_EXPORT ncclResult_t nccl##function(ncclComm_t comm) {                                        \
+  COLLCHECK_EXPORT ncclResult_t nccl##function(ncclComm_t comm) {                                  \
     COLLCHECK_NCCL_REAL(nccl##function)                                                            \
     CallScope scope;                                                                               \
     if (scope.outermost())                                                                         \
@@ -418,8 +434,9 @@ COLLCHECK_NCCL_RELEASE(CommAbort, NcclAbort, true)
 COLLCHECK_NCCL_RELEASE(CommFinalize, NcclFinalize, false)
 
 COLLCHECK_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
-                                                 ncclDataType_t datatype,
-                                                 ncclScalarResidence_t residence, ncclComm_t comm) {
+                                                       ncclDataType_t datatype,
+                                                       ncclScalarResidence_t residence,
+                                                       ncclComm_t comm) {
   COLLCHECK_NCCL_REAL(ncclRedOpCreatePreMulSum)
   CallScope scope;
   // Read a host scalar before the call: NCCL reads it before returning, the caller may reuse it.

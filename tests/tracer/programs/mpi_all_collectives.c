@@ -78,6 +78,10 @@ int main(int argc, char **argv) {
   MPI_Iexscan(nsend[k], nrecv[k], 4, MPI_INT, MPI_SUM, w, &req[k]), ++k;
   MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
 
+  /* A count reduction: its input and output values are captured. */
+  long local_count = rank + 1, global_count = 0;
+  MPI_Allreduce(&local_count, &global_count, 1, MPI_LONG, MPI_SUM, w);
+
   /* Communicator management: dup of dup, split with several colors, split_type, create. */
   MPI_Comm dup1, dup2, split, shared, created;
   MPI_Comm_dup(w, &dup1);

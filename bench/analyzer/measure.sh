@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Measures `collcheck analyze` against reading the same trace files (cat to /dev/null), in one run,
+# and its peak memory (/usr/bin/time -v). Usage:
+#   bench/analyzer/measure.sh BUILD_DIR RANKS COLLECTIVES [WORK_DIR]
+# Needs RANKS x (COLLECTIVES + 200) x 64 bytes of free disk (1024 x 100000: about 6.6 GB); the
+# traces are deleted afterwards.
+set -euo pipefail
+build=${1:?build folder}
+ranks=${2:-1024}
+collectives=${3:-100000}
+work=${4:-$(mktemp -d /tmp/collcheck-bench.XXXXXX)}
+traces=$work/traces
+trap 'rm -rf "$traces"' EXIT
+mkdir -p "$work"
+df -h "$work" | tail -1
+t0=$(date +%s.%N)
+"$build/bin/collcheck_generate_traces" "$traces" "$ranks" "$collectives"
+t1=$(date +%s.%N)
+echo "generated: $(du -sh "$traces" | cut -f1) in $(echo "$t1 - $t0" | bc) s"
+# Warm the page cache the same way for both: read once, then measure.
+cat "$traces"/*.cctrace > /dev/null
+for run in 1 2; do
+  t0=$(date +%s.%N)
+  cat "$traces"/*.cctrace > /dev/null
+  t1=$(date +%s.%N)
+  /usr/bin/time -v "$build/bin/collcheck" analyze --quiet --progress=never "$traces" \
+    2> "$work/time.txt" || true
+  t2=$(date +%s.%N)
+  read_s=$(echo "$t1 - $t0" | bc)
+  analyze_s=$(echo "$t2 - $t1" | bc)
+  rss_kb=$(grep "Maximum resident set size" "$work/time.txt" | awk '{print $6}')
+  echo "run $run: cat ${read_s} s, analyze ${analyze_s} s, ratio $(echo "scale=2; $analyze_s / $read_s" | bc), peak RSS $((rss_kb / 1024)) MiB"
+done
+"$build/bin/collcheck" analyze --progress=never "$traces" | tail -1

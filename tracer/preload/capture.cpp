@@ -1,0 +1,121 @@
+#include "capture.h"
+
+#include "resolve.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+
+namespace collcheck::tracer {
+
+namespace detail {
+uint32_t captureLimit = 4;
+} // namespace detail
+
+namespace {
+
+using format::DataType;
+
+// cudaPointerGetAttributes without linking the CUDA runtime: looked up only if it is loaded.
+struct PointerAttributes {
+  int type; // cudaMemoryType: 0 unregistered, 1 host, 2 device, 3 managed
+  int device;
+  void *devicePointer;
+  void *hostPointer;
+};
+using GetAttributes = int (*)(PointerAttributes *, const void *);
+
+bool onDevice(const void *pointer) {
+  static GetAttributes query =
+      reinterpret_cast<GetAttributes>(dlsym(RTLD_DEFAULT, "cudaPointerGetAttributes"));
+  if (!query)
+    return false; // no CUDA runtime in the process: host memory
+  PointerAttributes attributes{};
+  if (query(&attributes, pointer) != 0)
+    return false;
+  return attributes.type == 2;
+}
+
+bool readElement(const void *buffer, uint64_t index, DataType type, double &value) {
+  const auto *bytes = static_cast<const unsigned char *>(buffer);
+  auto load = [&](auto sample) {
+    std::memcpy(&sample, bytes + index * sizeof sample, sizeof sample);
+    value = static_cast<double>(sample);
+    return true;
+  };
+  switch (type) {
+  case DataType::Int8:
+    return load(int8_t{});
+  case DataType::Uint8:
+    return load(uint8_t{});
+  case DataType::Int16:
+    return load(int16_t{});
+  case DataType::Uint16:
+    return load(uint16_t{});
+  case DataType::Int32:
+    return load(int32_t{});
+  case DataType::Uint32:
+    return load(uint32_t{});
+  case DataType::Int64:
+    return load(int64_t{});
+  case DataType::Uint64:
+    return load(uint64_t{});
+  case DataType::Float32:
+    return load(float{});
+  case DataType::Float64:
+    return load(double{});
+  default:
+    return false; // half types and others: not a count
+  }
+}
+
+bool integral(DataType type) { return type != DataType::Float32 && type != DataType::Float64; }
+
+} // namespace
+
+void configureCapture() {
+  if (const char *off = getenv("COLLCHECK_CAPTURE"); off && std::strcmp(off, "0") == 0) {
+    detail::captureLimit = 0;
+    return;
+  }
+  if (const char *limit = getenv("COLLCHECK_CAPTURE_MAX"); limit && *limit)
+    detail::captureLimit = static_cast<uint32_t>(std::strtoul(limit, nullptr, 10));
+  if (detail::captureLimit > 64)
+    detail::captureLimit = 64;
+}
+
+void captureValues(const Record &call, const void *buffer, bool output) {
+  if (!buffer)
+    return;
+  if (onDevice(buffer)) {
+    static std::atomic<bool> noted{false};
+    if (!noted.exchange(true))
+      warn("count reduction in device memory: its values are not captured by this build; the "
+           "analyzer reports the reductions it cannot verify");
+    return;
+  }
+  auto type = static_cast<DataType>(call.dataType);
+  for (uint64_t i = 0; i < call.count; ++i) {
+    double value;
+    if (!readElement(buffer, i, type, value))
+      return;
+    Record *r = beginRecord(Kind::ValueCapture);
+    if (!r)
+      return;
+    r->commId = call.commId;
+    r->commRank = call.commRank;
+    r->setSeqThread(call.seq(), call.thread());
+    r->count = i;
+    r->peer = static_cast<int32_t>(call.count);
+    r->dataType = call.dataType;
+    r->setAuxDouble(value);
+    r->flags = static_cast<uint8_t>((output ? format::kFlagCaptureOutput : 0) |
+                                    (integral(type) ? format::kFlagIntegral : 0) |
+                                    (call.flags & format::kFlagNccl));
+    publish(r);
+    endRecord(r, false);
+  }
+}
+
+} // namespace collcheck::tracer

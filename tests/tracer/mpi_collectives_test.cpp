@@ -245,3 +245,27 @@ TEST_F(MpiCollectives, DerivedCommunicatorCallsAndReleases) {
     EXPECT_EQ(ofKind(t, Kind::CommRelease).size(), r % 2 == 0 ? 5u : 4u);
   }
 }
+
+TEST(MpiCaptureResults, LeadingOutputElementsOfEveryAllReduceWhenAskedFor) {
+  std::string dir = freshFolder("capture_results");
+  ASSERT_EQ(runTraced("COLLCHECK_CAPTURE_RESULTS=2 " + mpirun(kRanks) +
+                          COLLCHECK_PROGRAM_DIR "/mpi_all_collectives",
+                      dir),
+            0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), static_cast<size_t>(kRanks));
+  for (const ProcessTrace &t : traces) {
+    uint64_t world = createdId(t, format::CommOrigin::World);
+    std::vector<format::Record> calls = sequenced(t, world);
+    // The blocking 7-element MAX all-reduce (call 3) of send[i] = rank + i: outputs P-1 and P.
+    std::vector<format::Record> outputs;
+    for (const format::Record &c : ofKind(t, Kind::ValueCapture))
+      if (c.commId == world && c.seq() == calls[3].seq())
+        outputs.push_back(c);
+    ASSERT_EQ(outputs.size(), 2u);
+    EXPECT_TRUE(outputs[0].flags & format::kFlagCaptureOutput);
+    EXPECT_DOUBLE_EQ(outputs[0].auxDouble(), kRanks - 1.0);
+    EXPECT_DOUBLE_EQ(outputs[1].auxDouble(), kRanks);
+    EXPECT_EQ(outputs[1].count, 1u);
+  }
+}

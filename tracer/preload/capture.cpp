@@ -2,6 +2,7 @@
 
 #include "resolve.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@ namespace collcheck::tracer {
 
 namespace detail {
 uint32_t captureLimit = 4;
+uint32_t resultLimit = 0;
 } // namespace detail
 
 namespace {
@@ -83,10 +85,17 @@ void configureCapture() {
     detail::captureLimit = static_cast<uint32_t>(std::strtoul(limit, nullptr, 10));
   if (detail::captureLimit > 64)
     detail::captureLimit = 64;
+  if (const char *results = getenv("COLLCHECK_CAPTURE_RESULTS"); results && *results)
+    detail::resultLimit = static_cast<uint32_t>(std::strtoul(results, nullptr, 10));
+  if (detail::resultLimit > 1024)
+    detail::resultLimit = 1024;
 }
 
 void captureValues(const Record &call, const void *buffer, bool output) {
-  if (!buffer)
+  uint64_t elements = isCountReduction(call) ? call.count : 0;
+  if (output && detail::resultLimit > elements)
+    elements = std::min<uint64_t>(call.count, detail::resultLimit);
+  if (!buffer || elements == 0)
     return;
   if (onDevice(buffer)) {
     static std::atomic<bool> noted{false};
@@ -96,7 +105,7 @@ void captureValues(const Record &call, const void *buffer, bool output) {
     return;
   }
   auto type = static_cast<DataType>(call.dataType);
-  for (uint64_t i = 0; i < call.count; ++i) {
+  for (uint64_t i = 0; i < elements; ++i) {
     double value;
     if (!readElement(buffer, i, type, value))
       return;
@@ -107,7 +116,7 @@ void captureValues(const Record &call, const void *buffer, bool output) {
     r->commRank = call.commRank;
     r->setSeqThread(call.seq(), call.thread());
     r->count = i;
-    r->peer = static_cast<int32_t>(call.count);
+    r->peer = static_cast<int32_t>(elements);
     r->dataType = call.dataType;
     r->setAuxDouble(value);
     r->flags = static_cast<uint8_t>((output ? format::kFlagCaptureOutput : 0) |

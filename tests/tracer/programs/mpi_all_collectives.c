@@ -29,7 +29,10 @@ int main(int argc, char **argv) {
   MPI_Barrier(w);
   MPI_Bcast(send, 3, MPI_DOUBLE, 1, w);
   MPI_Reduce(send, recv, 5, MPI_DOUBLE, MPI_SUM, 0, w);
-  MPI_Allreduce(send, recv, 7, MPI_FLOAT, MPI_MAX, w);
+  float fsend[8], frecv[8];
+  for (int i = 0; i < 8; ++i)
+    fsend[i] = (float)(rank + i);
+  MPI_Allreduce(fsend, frecv, 7, MPI_FLOAT, MPI_MAX, w);
   MPI_Gather(send, 2, MPI_INT, recv, 2, MPI_INT, 0, w);
   MPI_Gatherv(send, rank + 1, MPI_DOUBLE, recv, counts, displs, MPI_DOUBLE, 0, w);
   MPI_Scatter(send, 2, MPI_LONG, recv, 2, MPI_LONG, 1, w);

@@ -88,17 +88,14 @@ void expectReadableUpToDeath(const std::string &dir, size_t expectedFiles) {
   }
 }
 
-} // namespace
-
-TEST(Robustness, RanksKilledAtRandomPointsLeaveReadableTraces) {
-  int iterations = 5;
-  if (const char *env = std::getenv("COLLCHECK_KILL_ITERATIONS"))
-    iterations = std::atoi(env);
+// Kills one rank of a 3-rank job at a random point with `signal`, `iterations` times.
+void killLoop(int signal, int iterations) {
   std::mt19937 random(std::random_device{}());
   const int ranks = 3;
   for (int iteration = 0; iteration < iterations; ++iteration) {
-    SCOPED_TRACE("iteration " + std::to_string(iteration));
-    std::string dir = freshFolder("kill-" + std::to_string(iteration));
+    SCOPED_TRACE("signal " + std::to_string(signal) + " iteration " + std::to_string(iteration));
+    std::string dir =
+        freshFolder("kill-" + std::to_string(signal) + "-" + std::to_string(iteration));
     pid_t job = startTraced(ranks, COLLCHECK_PROGRAM_DIR "/mpi_forever", dir);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (traceFiles(dir).size() < ranks && std::chrono::steady_clock::now() < deadline)
@@ -107,7 +104,7 @@ TEST(Robustness, RanksKilledAtRandomPointsLeaveReadableTraces) {
     ASSERT_EQ(files.size(), static_cast<size_t>(ranks));
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 300));
     pid_t victim = pidOf(files[random() % files.size()]);
-    ASSERT_EQ(kill(victim, SIGKILL), 0);
+    ASSERT_EQ(kill(victim, signal), 0);
     if (!waitFor(job, std::chrono::seconds(20))) {
       killpg(job, SIGKILL);
       waitFor(job, std::chrono::seconds(5));
@@ -116,6 +113,60 @@ TEST(Robustness, RanksKilledAtRandomPointsLeaveReadableTraces) {
     expectReadableUpToDeath(dir, ranks);
     std::filesystem::remove_all(dir);
   }
+}
+
+int iterationsFromEnvironment(int fallback) {
+  const char *env = std::getenv("COLLCHECK_KILL_ITERATIONS");
+  return env ? std::atoi(env) : fallback;
+}
+
+} // namespace
+
+// The full loop (docs/reliability.md): COLLCHECK_KILL_ITERATIONS=200.
+TEST(Robustness, RanksKilledAtRandomPointsLeaveReadableTraces) {
+  killLoop(SIGKILL, iterationsFromEnvironment(5));
+}
+
+TEST(Robustness, RanksTerminatedOrInterruptedLeaveReadableTraces) {
+  killLoop(SIGTERM, iterationsFromEnvironment(5) / 2 + 1);
+  killLoop(SIGINT, iterationsFromEnvironment(5) / 2 + 1);
+}
+
+TEST(Robustness, JobThatNeverCallsFinalizeLeavesACompleteTrace) {
+  std::string dir = freshFolder("no-finalize");
+  // mpirun reports ranks that exit without MPI_Finalize as a failure: traced or not, alike.
+  std::string job = mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_no_finalize >/dev/null 2>&1";
+  EXPECT_EQ(runTraced(job, dir), runPlain(job));
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const ProcessTrace &t : traces) {
+    EXPECT_EQ(ofKind(t, Kind::AllReduce).size(), 50u);
+    EXPECT_EQ(t.header.finished, 1u) << "marked complete at process exit";
+    EXPECT_EQ(t.summary.torn + t.summary.corrupt, 0u);
+  }
+}
+
+TEST(Robustness, ReadOnlyFolderWarnsAndTheJobRunsOn) {
+  std::string mountPoint = freshFolder("readonly");
+  std::filesystem::create_directories(mountPoint);
+  // As root, permission bits do not stop writes: a read-only mount does.
+  if (geteuid() != 0 ||
+      std::system(("mount -t tmpfs -o ro,size=1m tmpfs " + mountPoint).c_str()) != 0)
+    GTEST_SKIP() << "mounting a read-only tmpfs needs root";
+  std::string out = mountPoint + "/../readonly.txt";
+  int rc =
+      runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_many 10 >" + out + " 2>" + out + ".err",
+                mountPoint + "/traces");
+  EXPECT_EQ(std::system(("umount " + mountPoint).c_str()), 0);
+  EXPECT_EQ(rc, 0);
+  std::ifstream err(out + ".err");
+  std::string text(std::istreambuf_iterator<char>(err), {});
+  EXPECT_NE(text.find("cannot create trace folder"), std::string::npos) << text;
+  EXPECT_NE(text.find("Read-only file system"), std::string::npos) << text;
+  std::ifstream result(out);
+  std::string line;
+  std::getline(result, line);
+  EXPECT_EQ(line.rfind("checksum ", 0), 0u) << line;
 }
 
 TEST(Robustness, ProcessesWithoutCollectivesCreateNothing) {

@@ -1,0 +1,102 @@
+// `collcheck run`: inert processes write nothing, the command runs without a shell, its exit status
+// comes back, launcher-style parents (mpirun, a torchrun-like shell starting several processes)
+// get one file per traced child, all stamped with one job id; and fork/exec under the tracer.
+#include "trace_set.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+using namespace collcheck;
+using namespace collcheck::testing;
+using format::Kind;
+
+namespace {
+
+std::string slurp(const std::string &path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+size_t traceCount(const std::string &dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec))
+    n += entry.path().extension() == format::kFileSuffix;
+  return n;
+}
+
+const std::string kCollcheck = COLLCHECK_TOOL;
+
+} // namespace
+
+TEST(Launcher, ShellsAndProgramsWithoutCollectivesLeaveNoFile) {
+  std::string dir = freshFolder("launcher-inert");
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- bash -c true 2>/dev/null"), 0);
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- " + mpirun(2) + "/bin/true 2>/dev/null"),
+            0);
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  EXPECT_EQ(traceCount(dir), 0u);
+}
+
+TEST(Launcher, ArgumentsReachTheCommandWithoutAShellAndTheStatusComesBack) {
+  std::string dir = freshFolder("launcher-args");
+  std::string out = dir + ".out";
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir +
+                     " -- printf '%s|' 'a b' '$HOME' ';' '`true`' >" + out + " 2>/dev/null"),
+            0);
+  EXPECT_EQ(slurp(out), "a b|$HOME|;|`true`|");
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- sh -c 'exit 7' 2>/dev/null"), 7);
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- /no/such/program 2>/dev/null"), 127);
+  EXPECT_EQ(runPlain(kCollcheck + " run 2>/dev/null"), 2) << "usage error";
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " 2>/dev/null"), 2) << "no command";
+}
+
+TEST(Launcher, MpirunJobGetsOneFilePerRankWithOneJobId) {
+  std::string dir = freshFolder("launcher-mpirun");
+  std::string err = dir + ".err";
+  ASSERT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- " + mpirun(3) +
+                     COLLCHECK_PROGRAM_DIR "/mpi_many 20 >/dev/null 2>" + err),
+            0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 3u);
+  std::set<std::string> jobs;
+  for (const ProcessTrace &t : traces) {
+    jobs.insert(t.header.jobId);
+    EXPECT_EQ(ofKind(t, Kind::AllReduce).size(), 20u);
+  }
+  EXPECT_EQ(jobs.size(), 1u);
+  EXPECT_NE(*jobs.begin(), "");
+  EXPECT_NE(slurp(err).find("3 trace files"), std::string::npos) << slurp(err);
+}
+
+TEST(Launcher, TorchrunStyleParentStartingSeveralProcesses) {
+  std::string dir = freshFolder("launcher-spawn");
+  std::string program = COLLCHECK_PROGRAM_DIR "/mpi_many 5";
+  ASSERT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- sh -c '" + program + " & " + program +
+                     " & wait' >/dev/null 2>&1"),
+            0);
+  EXPECT_EQ(traceCount(dir), 2u) << "two singleton processes, the shell itself untraced";
+}
+
+TEST(ForkExec, ChildrenGetTheirOwnFileOnlyWhenTheyMakeATracedCall) {
+  std::string dir = freshFolder("fork");
+  ASSERT_EQ(runTraced(COLLCHECK_PROGRAM_DIR "/fork_children >/dev/null", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u) << "the parent and the child that annotated";
+  const ProcessTrace *parent = nullptr, *child = nullptr;
+  for (const ProcessTrace &t : traces)
+    (ofKind(t, Kind::Init).empty() ? child : parent) = &t;
+  ASSERT_TRUE(parent && child);
+  std::vector<format::Record> reduces = ofKind(*parent, Kind::AllReduce);
+  ASSERT_EQ(reduces.size(), 20u);
+  for (size_t i = 0; i < reduces.size(); ++i)
+    EXPECT_EQ(reduces[i].seq(), i);
+  EXPECT_EQ(parent->summary.torn + parent->summary.corrupt + parent->summary.holes, 0u);
+  EXPECT_TRUE(ofKind(*parent, Kind::WindowBegin).empty()) << "the child wrote to its own file";
+  ASSERT_EQ(child->records.size(), 1u);
+  EXPECT_EQ(child->records[0].kind, static_cast<uint8_t>(Kind::WindowBegin));
+  EXPECT_EQ(child->records[0].count, 7u);
+}

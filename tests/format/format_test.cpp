@@ -199,6 +199,14 @@ TEST(Format, ForeignTruncatedAndUnknownVersionFilesAreRejectedWithReasons) {
     EXPECT_NE(error.find("byte order"), std::string::npos) << error;
   }
   {
+    std::string copy = dir + "/worldsize.cctrace";
+    std::filesystem::copy_file(path, copy);
+    int32_t absurd = 1 << 30;
+    patch(copy, offsetof(FileHeader, worldSize), &absurd, sizeof absurd);
+    EXPECT_FALSE(Reader::open(copy, error));
+    EXPECT_NE(error.find("implausible world rank"), std::string::npos) << error;
+  }
+  {
     std::string copy = dir + "/partial.cctrace";
     std::filesystem::copy_file(path, copy);
     std::filesystem::resize_file(copy, kHeaderSize + 2 * kRecordSize + 20);

@@ -28,14 +28,9 @@ Reader::~Reader() {
     munmap(map_, mapBytes_);
 }
 
-SlotState Reader::state(uint64_t i) const {
-  const Record &r = records_[i];
-  if (r.check == 0)
-    return allZero(r) ? SlotState::Empty : SlotState::Torn;
-  return r.check == recordHash(r) ? SlotState::Published : SlotState::Corrupt;
-}
+SlotState Reader::state(uint64_t i) const { return classify(records_[i]); }
 
-std::unique_ptr<Reader> Reader::open(const std::string &path, std::string &error) {
+std::unique_ptr<Reader> Reader::open(const std::string &path, std::string &error, Scan scan) {
   std::unique_ptr<Reader> reader(new Reader());
   reader->path_ = path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -80,6 +75,12 @@ std::unique_ptr<Reader> Reader::open(const std::string &path, std::string &error
   if (h.headerSize != kHeaderSize || h.recordSize != kRecordSize)
     return fail("unexpected header or record size (" + std::to_string(h.headerSize) + ", " +
                 std::to_string(h.recordSize) + ")");
+  // A corrupt header must not make a reader size anything by it: bounds every consumer can trust.
+  if (h.worldSize < -1 || h.worldSize > kMaxWorldSize || h.worldRank < -1 ||
+      (h.worldSize >= 0 && h.worldRank >= h.worldSize) ||
+      (h.worldSize < 0 && h.worldRank >= kMaxWorldSize))
+    return fail("implausible world rank " + std::to_string(h.worldRank) + " of size " +
+                std::to_string(h.worldSize) + "; the header is corrupt");
   uint64_t body = size > kHeaderSize ? size - kHeaderSize : 0;
   reader->summary_.partialTail = body % kRecordSize != 0;
   uint64_t slots = body / kRecordSize;
@@ -93,6 +94,10 @@ std::unique_ptr<Reader> Reader::open(const std::string &path, std::string &error
     reader->records_ = reinterpret_cast<const Record *>(static_cast<char *>(map) + kHeaderSize);
   }
   close(fd);
+  if (scan == Scan::HeaderOnly) {
+    reader->slots_ = slots;
+    return reader;
+  }
   // Find the last non-empty slot, then classify everything before it.
   uint64_t last = slots;
   while (last > 0 && allZero(reader->records_[last - 1]))

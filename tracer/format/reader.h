@@ -19,10 +19,28 @@ enum class SlotState : uint8_t {
   Corrupt,   // published but its bytes do not match the check
 };
 
+// The state of one slot, from its bytes alone (what Reader::state says of a mapped slot).
+inline SlotState classify(const Record &r) {
+  if (r.check == 0) {
+    const auto *bytes = reinterpret_cast<const unsigned char *>(&r);
+    for (size_t i = 0; i < sizeof r; ++i)
+      if (bytes[i] != 0)
+        return SlotState::Torn;
+    return SlotState::Empty;
+  }
+  return r.check == recordHash(r) ? SlotState::Published : SlotState::Corrupt;
+}
+
 class Reader {
 public:
+  // Full: classify every slot at open (summary(), slotCount() trimmed to the last non-empty
+  // slot). HeaderOnly: validate the header and map the file, nothing more: slotCount() is every
+  // whole slot of the file and summary() holds only partialTail; a caller that streams the
+  // records classifies them itself (classify()), saving a pass over the file.
+  enum class Scan { Full, HeaderOnly };
   // Null with `error` naming the file and the reason when the file is not a readable trace.
-  static std::unique_ptr<Reader> open(const std::string &path, std::string &error);
+  static std::unique_ptr<Reader> open(const std::string &path, std::string &error,
+                                      Scan scan = Scan::Full);
   ~Reader();
   Reader(const Reader &) = delete;
   Reader &operator=(const Reader &) = delete;

@@ -157,3 +157,33 @@ TEST(NcclDlopenLocal, NcclInALibraryLoadedWithRtldLocalIsInterceptedAndForwarded
     }
   }
 }
+
+TEST(NcclDeviceCapture, CountReductionOnDeviceBuffersIsCopiedOnItsStream) {
+  std::string dir = freshFolder("nccl_device_capture");
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/nccl_device_capture >/dev/null", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const ProcessTrace &t = traces[r];
+    std::vector<format::Record> reduces = ofKind(t, Kind::AllReduce);
+    ASSERT_EQ(reduces.size(), 1u);
+    std::vector<format::Record> captures = ofKind(t, Kind::ValueCapture);
+    ASSERT_EQ(captures.size(), 2u) << "input and output, copied on the stream";
+    for (const format::Record &c : captures) {
+      EXPECT_TRUE(c.flags & format::kFlagDeviceBuffer);
+      EXPECT_EQ(c.seq(), reduces[0].seq());
+      EXPECT_EQ(c.commId, reduces[0].commId);
+    }
+    EXPECT_FALSE(captures[0].flags & format::kFlagCaptureOutput);
+    EXPECT_DOUBLE_EQ(captures[0].auxDouble(), r + 1.0);
+    EXPECT_TRUE(captures[1].flags & format::kFlagCaptureOutput);
+    EXPECT_DOUBLE_EQ(captures[1].auxDouble(), 3.0);
+    // The stream runs 20 ms behind the host: the captures were published when the stream got
+    // there, well after the call was made and returned.
+    EXPECT_LT(format::durationTicks(reduces[0]) / t.header.tscTicksPerNs, 15e6);
+    for (const format::Record &c : captures) {
+      double gapNs = static_cast<double>(c.tscStart - reduces[0].tscStart) / t.header.tscTicksPerNs;
+      EXPECT_GT(gapNs, 15e6);
+    }
+  }
+}

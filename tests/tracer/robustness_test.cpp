@@ -88,6 +88,19 @@ void expectReadableUpToDeath(const std::string &dir, size_t expectedFiles) {
   }
 }
 
+bool allRecording(const std::string &dir, size_t ranks) {
+  std::vector<std::filesystem::path> files = traceFiles(dir);
+  if (files.size() < ranks)
+    return false;
+  for (const auto &file : files) {
+    std::string error;
+    auto reader = format::Reader::open(file.string(), error);
+    if (!reader || reader->summary().published < 2)
+      return false;
+  }
+  return true;
+}
+
 // Kills one rank of a 3-rank job at a random point with `signal`, `iterations` times.
 void killLoop(int signal, int iterations) {
   std::mt19937 random(std::random_device{}());
@@ -97,12 +110,14 @@ void killLoop(int signal, int iterations) {
     std::string dir =
         freshFolder("kill-" + std::to_string(signal) + "-" + std::to_string(iteration));
     pid_t job = startTraced(ranks, COLLCHECK_PROGRAM_DIR "/mpi_forever", dir);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (traceFiles(dir).size() < ranks && std::chrono::steady_clock::now() < deadline)
+    // Kill once every rank is recording: a process killed while creating its file has nothing
+    // published yet, which proves nothing.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!allRecording(dir, ranks) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::vector<std::filesystem::path> files = traceFiles(dir);
     ASSERT_EQ(files.size(), static_cast<size_t>(ranks));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 300));
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 300));
     pid_t victim = pidOf(files[random() % files.size()]);
     ASSERT_EQ(kill(victim, signal), 0);
     if (!waitFor(job, std::chrono::seconds(20))) {

@@ -1,12 +1,12 @@
 #include "capture.h"
 
+#include "device_copy.h"
 #include "resolve.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 
 namespace collcheck::tracer {
 
@@ -18,26 +18,6 @@ uint32_t resultLimit = 0;
 namespace {
 
 using format::DataType;
-
-// cudaPointerGetAttributes without linking the CUDA runtime: looked up only if it is loaded.
-struct PointerAttributes {
-  int type; // cudaMemoryType: 0 unregistered, 1 host, 2 device, 3 managed
-  int device;
-  void *devicePointer;
-  void *hostPointer;
-};
-using GetAttributes = int (*)(PointerAttributes *, const void *);
-
-bool onDevice(const void *pointer) {
-  static GetAttributes query =
-      reinterpret_cast<GetAttributes>(dlsym(RTLD_DEFAULT, "cudaPointerGetAttributes"));
-  if (!query)
-    return false; // no CUDA runtime in the process: host memory
-  PointerAttributes attributes{};
-  if (query(&attributes, pointer) != 0)
-    return false;
-  return attributes.type == 2;
-}
 
 bool readElement(const void *buffer, uint64_t index, DataType type, double &value) {
   const auto *bytes = static_cast<const unsigned char *>(buffer);
@@ -91,23 +71,12 @@ void configureCapture() {
     detail::resultLimit = 1024;
 }
 
-void captureValues(const Record &call, const void *buffer, bool output) {
-  uint64_t elements = isCountReduction(call) ? call.count : 0;
-  if (output && detail::resultLimit > elements)
-    elements = std::min<uint64_t>(call.count, detail::resultLimit);
-  if (!buffer || elements == 0)
-    return;
-  if (onDevice(buffer)) {
-    static std::atomic<bool> noted{false};
-    if (!noted.exchange(true))
-      warn("count reduction in device memory: its values are not captured by this build; the "
-           "analyzer reports the reductions it cannot verify");
-    return;
-  }
+void recordCapturedValues(const Record &call, const void *values, uint64_t elements, bool output,
+                          uint8_t extraFlags) {
   auto type = static_cast<DataType>(call.dataType);
   for (uint64_t i = 0; i < elements; ++i) {
     double value;
-    if (!readElement(buffer, i, type, value))
+    if (!readElement(values, i, type, value))
       return;
     Record *r = beginRecord(Kind::ValueCapture);
     if (!r)
@@ -115,16 +84,41 @@ void captureValues(const Record &call, const void *buffer, bool output) {
     r->commId = call.commId;
     r->commRank = call.commRank;
     r->setSeqThread(call.seq(), call.thread());
+    r->window = call.window;
     r->count = i;
     r->peer = static_cast<int32_t>(elements);
     r->dataType = call.dataType;
     r->setAuxDouble(value);
     r->flags = static_cast<uint8_t>((output ? format::kFlagCaptureOutput : 0) |
                                     (integral(type) ? format::kFlagIntegral : 0) |
-                                    (call.flags & format::kFlagNccl));
+                                    (call.flags & format::kFlagNccl) | extraFlags);
     publish(r);
     endRecord(r, false);
   }
+}
+
+void captureValues(const Record &call, const void *buffer, bool output, void *stream) {
+  uint64_t elements = isCountReduction(call) ? call.count : 0;
+  if (output && detail::resultLimit > elements)
+    elements = std::min<uint64_t>(call.count, detail::resultLimit);
+  if (!buffer || elements == 0)
+    return;
+  MemoryKind kind = memoryKind(buffer);
+  if (kind == MemoryKind::Host && !(stream != kNoStream && cudaDriverLoaded())) {
+    // MPI calls, and NCCL without a GPU (the call completed when it returned): read directly.
+    recordCapturedValues(call, buffer, elements, output, 0);
+    return;
+  }
+  // With a GPU an NCCL call runs later on its stream, whatever memory it uses: copy in stream
+  // order. An MPI call with a device buffer (CUDA-aware MPI) has no stream to copy on.
+  if (kind != MemoryKind::Unknown && stream != kNoStream &&
+      captureFromDevice(call, buffer, elements, output, stream))
+    return;
+  static std::atomic<bool> noted{false};
+  if (!noted.exchange(true))
+    warn("a count reduction's buffer could not be copied (device memory without a stream, "
+         "managed memory, or all staging slots in flight): its values are not captured, the "
+         "analyzer reports the reductions it cannot verify");
 }
 
 } // namespace collcheck::tracer

@@ -25,10 +25,15 @@ inline bool capturesValues(const Record &rec) {
          (isCountReduction(rec) || detail::resultLimit > 0);
 }
 
-// Records the call's input values (count reductions only) or output values read from `buffer`
-// (host memory; a device pointer, detected through the CUDA runtime when it is loaded, is skipped
-// with a note on stderr once).
-void captureValues(const Record &call, const void *buffer, bool output);
+// Records the call's input values (count reductions only) or output values read from `buffer`:
+// directly from host memory, by an asynchronous copy on `stream` from device memory
+// (device_copy.h). `kNoStream` for MPI calls: their device buffers are not captured.
+inline void *const kNoStream = reinterpret_cast<void *>(~uintptr_t{0});
+void captureValues(const Record &call, const void *buffer, bool output, void *stream);
+
+// Writes the ValueCapture records of `elements` values of `call`'s type at `values` (host memory).
+void recordCapturedValues(const Record &call, const void *values, uint64_t elements, bool output,
+                          uint8_t extraFlags);
 
 // Reads the capture settings from the environment (once, when the trace file is opened).
 void configureCapture();

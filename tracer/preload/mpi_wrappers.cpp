@@ -169,13 +169,13 @@ namespace format = collcheck::format;
       if (!capturesValues(rec)) [[likely]]                                                         \
         captureInput = captureOutput = nullptr;                                                    \
       else                                                                                         \
-        captureValues(rec, captureInput, false);                                                   \
+        captureValues(rec, captureInput, false, kNoStream);                                        \
     }                                                                                              \
     int rc = real args;                                                                            \
     endRecord(record, rc != MPI_SUCCESS);                                                          \
     /* A nonblocking call's output is not ready when it returns. */                                \
     if (captureOutput && rc == MPI_SUCCESS && !((extraFlags)&format::kFlagNonBlocking))            \
-      captureValues(*record, captureOutput, true);                                                 \
+      captureValues(*record, captureOutput, true, kNoStream);                                      \
     return rc;                                                                                     \
   }
 

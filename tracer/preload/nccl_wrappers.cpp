@@ -268,13 +268,13 @@ std::atomic<uint64_t> initAllOrdinal{0};
       if (!capturesValues(rec)) [[likely]]                                                         \
         captureInput = captureOutput = nullptr;                                                    \
       else                                                                                         \
-        captureValues(rec, captureInput, false);                                                   \
+        captureValues(rec, captureInput, false, stream);                                           \
     }                                                                                              \
     ncclResult_t rc = real args;                                                                   \
     endRecord(record, rc != ncclSuccess && rc != ncclInProgress);                                  \
     /* Inside a group the operation runs at ncclGroupEnd: its output is not there yet. */          \
     if (captureOutput && rc == ncclSuccess && record->group == 0)                                  \
-      captureValues(*record, captureOutput, true);                                                 \
+      captureValues(*record, captureOutput, true, stream);                                         \
     return rc;                                                                                     \
   }
 #include "nccl_collectives.def"

@@ -1,0 +1,127 @@
+#include "device_copy.h"
+
+#include "capture.h"
+#include "core.h"
+#include "resolve.h"
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+namespace collcheck::tracer {
+namespace {
+
+// The driver API entry points used (signatures of cuda.h, types reduced to what they are).
+using CUresult = int;
+using PointerGetAttribute = CUresult (*)(void *data, int attribute, uintptr_t pointer);
+using MemHostAlloc = CUresult (*)(void **pointer, size_t bytes, unsigned flags);
+using MemcpyDtoHAsync = CUresult (*)(void *dst, uintptr_t src, size_t bytes, void *stream);
+using LaunchHostFunc = CUresult (*)(void *stream, void (*fn)(void *), void *userData);
+constexpr int kAttributeMemoryType = 2; // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+constexpr unsigned kMemoryTypeHost = 1, kMemoryTypeDevice = 2;
+
+struct Driver {
+  PointerGetAttribute pointerGetAttribute;
+  MemHostAlloc memHostAlloc;
+  MemcpyDtoHAsync memcpyDtoHAsync;
+  LaunchHostFunc launchHostFunc;
+};
+
+// Looked up once the driver is loaded; before that (and in processes without a GPU) all null.
+const Driver &driver() {
+  static std::atomic<bool> loaded{false};
+  static Driver found{};
+  static std::mutex lookup;
+  if (loaded.load(std::memory_order_acquire))
+    return found;
+  std::lock_guard<std::mutex> lock(lookup);
+  if (!loaded.load(std::memory_order_relaxed)) {
+    found.pointerGetAttribute =
+        reinterpret_cast<PointerGetAttribute>(resolveNext("cuPointerGetAttribute"));
+    if (found.pointerGetAttribute) {
+      found.memHostAlloc = reinterpret_cast<MemHostAlloc>(resolveNext("cuMemHostAlloc"));
+      found.memcpyDtoHAsync =
+          reinterpret_cast<MemcpyDtoHAsync>(resolveNext("cuMemcpyDtoHAsync_v2"));
+      found.launchHostFunc = reinterpret_cast<LaunchHostFunc>(resolveNext("cuLaunchHostFunc"));
+      loaded.store(true, std::memory_order_release);
+    }
+  }
+  return found;
+}
+
+// Pinned staging slots, one per capture in flight; the host function frees its slot.
+constexpr size_t kSlots = 256;
+constexpr size_t kSlotBytes = 64 * sizeof(double);
+struct Pending {
+  format::Record call;
+  uint64_t elements;
+  bool output;
+  unsigned char *staging;
+  std::atomic<bool> busy{false};
+};
+Pending pending[kSlots];
+unsigned char *staging = nullptr;
+std::atomic<uint64_t> nextSlot{0};
+std::mutex stagingMutex;
+
+bool ensureStaging(const Driver &d) {
+  std::lock_guard<std::mutex> lock(stagingMutex);
+  if (staging)
+    return true;
+  void *memory = nullptr;
+  if (!d.memHostAlloc || d.memHostAlloc(&memory, kSlots * kSlotBytes, 0) != 0 || !memory)
+    return false;
+  staging = static_cast<unsigned char *>(memory);
+  for (size_t i = 0; i < kSlots; ++i)
+    pending[i].staging = staging + i * kSlotBytes;
+  return true;
+}
+
+void publishStaged(void *userData) {
+  auto *slot = static_cast<Pending *>(userData);
+  recordCapturedValues(slot->call, slot->staging, slot->elements, slot->output,
+                       format::kFlagDeviceBuffer);
+  slot->busy.store(false, std::memory_order_release);
+}
+
+} // namespace
+
+bool cudaDriverLoaded() { return driver().pointerGetAttribute != nullptr; }
+
+MemoryKind memoryKind(const void *pointer) {
+  const Driver &d = driver();
+  if (!d.pointerGetAttribute)
+    return MemoryKind::Host;
+  unsigned type = 0;
+  CUresult rc =
+      d.pointerGetAttribute(&type, kAttributeMemoryType, reinterpret_cast<uintptr_t>(pointer));
+  if (rc != 0)
+    return MemoryKind::Host; // CUDA_ERROR_INVALID_VALUE: memory the driver does not know
+  if (type == kMemoryTypeHost)
+    return MemoryKind::Host;
+  return type == kMemoryTypeDevice ? MemoryKind::Device : MemoryKind::Unknown;
+}
+
+bool captureFromDevice(const format::Record &call, const void *device, uint64_t elements,
+                       bool output, void *stream) {
+  const Driver &d = driver();
+  uint32_t elementBytes = format::dataTypeSize(static_cast<format::DataType>(call.dataType));
+  if (!d.memcpyDtoHAsync || !d.launchHostFunc || elementBytes == 0 ||
+      elements * elementBytes > kSlotBytes || !ensureStaging(d))
+    return false;
+  Pending &slot = pending[nextSlot.fetch_add(1, std::memory_order_relaxed) % kSlots];
+  if (slot.busy.exchange(true, std::memory_order_acquire))
+    return false; // every slot in flight: skip rather than wait
+  slot.call = call;
+  slot.elements = elements;
+  slot.output = output;
+  if (d.memcpyDtoHAsync(slot.staging, reinterpret_cast<uintptr_t>(device), elements * elementBytes,
+                        stream) != 0 ||
+      d.launchHostFunc(stream, publishStaged, &slot) != 0) {
+    slot.busy.store(false, std::memory_order_release);
+    return false;
+  }
+  return true;
+}
+
+} // namespace collcheck::tracer

@@ -1,0 +1,24 @@
+// Device buffers of captured calls, through the CUDA driver API (libcuda, loaded by every process
+// that uses a GPU, whether its CUDA runtime is linked statically or dynamically), never linked:
+// found among the loaded objects at run time. A capture from device memory is an asynchronous copy
+// into pinned host memory on the call's own stream, followed by a host function on that stream
+// that publishes the values: the application's stream never waits and no synchronization is made.
+#pragma once
+
+#include "record.h"
+
+namespace collcheck::tracer {
+
+enum class MemoryKind { Host, Device, Unknown };
+
+// Where `pointer` lives. Host when no CUDA driver is loaded in the process (no GPU in use).
+MemoryKind memoryKind(const void *pointer);
+bool cudaDriverLoaded();
+
+// Enqueues the copy of `elements` values of `call`'s type from device memory on `stream` and the
+// host function that records them. False when the driver lacks an entry point, the staging slots
+// are all in flight, or an enqueue fails: nothing is then captured.
+bool captureFromDevice(const format::Record &call, const void *device, uint64_t elements,
+                       bool output, void *stream);
+
+} // namespace collcheck::tracer

@@ -15,17 +15,18 @@ std::string_view severityName(Severity s);
 bool parseSeverity(std::string_view text, Severity &out);
 
 struct Rule {
-  std::string id;       // e.g. "missing-participant"
-  std::string title;    // one line
-  Severity severity;    // default severity
-  std::string checker;  // "analyzer", "lint" or "both"
-  std::string summary;  // one sentence, used as the SARIF shortDescription
-  std::string page;     // the whole page (markdown) without its front matter
-  std::string file;     // pages/<file>
+  std::string id;      // e.g. "missing-participant"
+  std::string title;   // one line
+  Severity severity;   // default severity
+  std::string checker; // "analyzer", "lint" or "both"
+  std::string summary; // one sentence, used as the SARIF shortDescription
+  std::string page;    // the whole page (markdown) without its front matter
+  std::string file;    // pages/<file>
 };
 
 // All rules, sorted by id. The catalogue is validated on first use: a page without an id, title,
-// severity or checker aborts with a message naming the page (a build-time mistake, caught by tests).
+// severity or checker aborts with a message naming the page (a build-time mistake, caught by
+// tests).
 std::span<const Rule> catalogue();
 const Rule *find(std::string_view id);
 

@@ -33,8 +33,10 @@ bool writeRank(const std::string &dir, int rank, int ranks, uint64_t collectives
     if (!slot)
       return false;
     *slot = r;
-    slot->tscStart = tsc;
-    tsc += 5000;
+    if (r.kind != static_cast<uint8_t>(Kind::CommMembers)) {  // its payload overlays tscStart
+      slot->tscStart = tsc;
+      tsc += 5000;
+    }
     publish(*slot);
     storeDuration(*slot, 3200, false);
     return true;

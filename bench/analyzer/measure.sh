@@ -2,6 +2,7 @@
 # Measures `collcheck analyze` against reading the same trace files (cat to /dev/null), in one run,
 # and its peak memory (/usr/bin/time -v). Usage:
 #   bench/analyzer/measure.sh BUILD_DIR RANKS COLLECTIVES [WORK_DIR]
+# BUG_EVERY=N in the environment makes rank 1 pass a wrong count every N calls (slow path).
 # Needs RANKS x (COLLECTIVES + 200) x 64 bytes of free disk (1024 x 100000: about 6.6 GB); the
 # traces are deleted afterwards.
 set -euo pipefail
@@ -14,21 +15,25 @@ trap 'rm -rf "$traces"' EXIT
 mkdir -p "$work"
 df -h "$work" | tail -1
 t0=$(date +%s.%N)
-"$build/bin/collcheck_generate_traces" "$traces" "$ranks" "$collectives"
+"$build/bin/collcheck_generate_traces" "$traces" "$ranks" "$collectives" \
+  ${BUG_EVERY:+--bug-every "$BUG_EVERY"}
 t1=$(date +%s.%N)
 echo "generated: $(du -sh "$traces" | cut -f1) in $(echo "$t1 - $t0" | bc) s"
-# Warm the page cache the same way for both: read once, then measure.
+# Let the writeback of the fresh files finish, then warm the page cache the same way for both.
+sync
 cat "$traces"/*.cctrace > /dev/null
-for run in 1 2; do
+for run in 1 2 3; do
   t0=$(date +%s.%N)
   cat "$traces"/*.cctrace > /dev/null
   t1=$(date +%s.%N)
-  /usr/bin/time -v "$build/bin/collcheck" analyze --quiet --progress=never "$traces" \
+  /usr/bin/time -v "$build/bin/collcheck" analyze --quiet --progress=never --timings "$traces" \
     2> "$work/time.txt" || true
   t2=$(date +%s.%N)
   read_s=$(echo "$t1 - $t0" | bc)
   analyze_s=$(echo "$t2 - $t1" | bc)
   rss_kb=$(grep "Maximum resident set size" "$work/time.txt" | awk '{print $6}')
+  grep "open and validate" "$work/time.txt" | sed 's/^collcheck analyze: /  /'
   echo "run $run: cat ${read_s} s, analyze ${analyze_s} s, ratio $(echo "scale=2; $analyze_s / $read_s" | bc), peak RSS $((rss_kb / 1024)) MiB"
 done
-"$build/bin/collcheck" analyze --progress=never "$traces" | tail -1
+"$build/bin/collcheck" analyze --progress=never "$traces" | tail -1 || true
+uptime

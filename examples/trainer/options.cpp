@@ -68,6 +68,8 @@ Options parseOptions(int argc, char **argv) {
   addChoice(app, "--data", options.data, kDataSets, "the per-rank data set");
   app.add_flag("--exhausted-skip", options.exhaustedSkip,
                "with --data exhausted: the exhausted rank stops joining collectives (a bug)");
+  app.add_flag("--zero-skip", options.zeroSkip,
+               "a rank with no valid item in an update skips its gradient all-reduce (a bug)");
   app.add_option("--steps", options.steps, "optimizer updates")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
@@ -78,6 +80,10 @@ Options parseOptions(int argc, char **argv) {
       ->capture_default_str();
   app.add_flag("--reference", options.reference,
                "single process over the union of every rank's data (the intended objective)");
+  app.add_flag("--reference-allreduce", options.referenceAllreduce,
+               "with --reference: initialize MPI and pass each update's gradient through an "
+               "all-reduce on the one rank, so that a traced reference run records the results "
+               "collcheck analyze --reference compares with");
   app.add_option("--ranks", options.referenceRanks, "ranks whose data --reference uses")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
@@ -87,6 +93,9 @@ Options parseOptions(int argc, char **argv) {
                  "(0: wait forever)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_flag("!--no-annotations", options.annotate,
+               "do not call the collcheck annotation API (the analyzer then has only the count "
+               "reductions to go by)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -105,6 +114,8 @@ std::string checkOptions(const Options &options, int ranks) {
     return "--data zero-rank and exhausted need at least 2 ranks";
   if (options.exhaustedSkip && options.data != DataSet::exhausted)
     return "--exhausted-skip only applies to --data exhausted";
+  if (options.referenceAllreduce && !options.reference)
+    return "--reference-allreduce only applies to --reference";
   if (options.reducer == Reducer::preMulSum && options.backend != Backend::nccl &&
       !options.reference)
     return "--reducer premulsum is ncclRedOpCreatePreMulSum: it needs --backend nccl";

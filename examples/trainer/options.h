@@ -23,14 +23,17 @@ struct Options {
   CountWindow countWindow = CountWindow::whole;
   DataSet data = DataSet::seed;
   bool exhaustedSkip = false;
+  bool zeroSkip = false; // a rank with no valid item skips its gradient all-reduce (a bug)
   int steps = 1;
   double learningRate = 0.1;
   double initialWeight = 10;
   int dimension = 1;
   bool reference = false;
+  bool referenceAllreduce = false; // the reference passes its gradient through a 1-rank all-reduce
   int referenceRanks = 2;
   bool allRanksPrint = false;
   double watchdogSeconds = 30;
+  bool annotate = true; // call the collcheck annotation API (off: the trace has no annotations)
 };
 
 // Parses argv; prints help or a clear error and exits on bad input.

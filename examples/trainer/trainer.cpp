@@ -26,10 +26,16 @@ int fail(const char *message) {
 int main(int argc, char **argv) {
   using namespace collcheck::example;
   const Options options = parseOptions(argc, argv);
-  if (options.reference) { // one process, no MPI
+  if (options.reference) { // one process (MPI only to trace its reduction)
     if (const std::string problem = checkOptions(options, options.referenceRanks); !problem.empty())
       return fail(problem.c_str());
-    trainReference(options);
+    if (!options.referenceAllreduce) {
+      trainReference(options, nullptr);
+      return 0;
+    }
+    MPI_Init(&argc, &argv);
+    trainReference(options, makeMpiCollectives().get());
+    MPI_Finalize();
     return 0;
   }
 

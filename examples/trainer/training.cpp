@@ -28,8 +28,29 @@ struct LocalWindow {
   std::int64_t lastCount = 0;      // valid items of the last micro-batch
 };
 
-LocalWindow accumulate(const Options &options, const std::vector<Item> &batch,
-                       const std::vector<double> &weights) {
+// The annotation calls of the trainer, or none with --no-annotations.
+struct Annotations {
+  bool on;
+  void window(int window) const {
+    if (on)
+      collcheck_annotate_window(std::uint64_t(window));
+  }
+  void validCount(std::int64_t count) const {
+    if (on)
+      collcheck_annotate_valid_count(double(count));
+  }
+  void normalization(enum collcheck_normalization how, double multiplier) const {
+    if (on)
+      collcheck_annotate_normalization(how, multiplier);
+  }
+  void reducerScale(double factor) const {
+    if (on)
+      collcheck_annotate_reducer_scale(factor);
+  }
+};
+
+LocalWindow accumulate(const Options &options, const Annotations &annotations,
+                       const std::vector<Item> &batch, const std::vector<double> &weights) {
   LocalWindow window;
   window.gradientSum.assign(weights.size(), 0.0);
   for (int index = 0; index < options.microBatches; ++index) {
@@ -41,7 +62,7 @@ LocalWindow accumulate(const Options &options, const std::vector<Item> &batch,
       for (std::size_t j = 0; j < weights.size(); ++j)
         window.gradientSum[j] += weights[j] - (item.target + double(j));
     }
-    collcheck_annotate_valid_count(double(valid));
+    annotations.validCount(valid);
     window.windowCount += valid;
     window.lastCount = valid;
   }
@@ -94,20 +115,25 @@ Contribution contribute(const Options &options, const LocalWindow &window, std::
   return contribution;
 }
 
-void annotateNormalization(const Options &options, std::int64_t globalCount, int ranks) {
+void annotateNormalization(const Options &options, const Annotations &annotations,
+                           std::int64_t globalCount, int ranks, bool zeroContribution) {
+  if (zeroContribution) { // no item and a connected zero instead of 0/0: weight 0
+    annotations.normalization(COLLCHECK_NORM_MULTIPLIER, 0);
+    return;
+  }
   if (options.compensate && options.reducer != Reducer::preMulSum) {
     // Every valid item's gradient enters the reduction multiplied by D / N.
-    collcheck_annotate_normalization(COLLCHECK_NORM_MULTIPLIER,
-                                     reducerDivision(options.reducer, ranks) / double(globalCount));
+    annotations.normalization(COLLCHECK_NORM_MULTIPLIER,
+                              reducerDivision(options.reducer, ranks) / double(globalCount));
     return;
   }
   switch (options.normalization) {
   case Normalization::localMean:
-    return collcheck_annotate_normalization(COLLCHECK_NORM_LOCAL_MEAN, 0);
+    return annotations.normalization(COLLCHECK_NORM_LOCAL_MEAN, 0);
   case Normalization::globalCount:
-    return collcheck_annotate_normalization(COLLCHECK_NORM_GLOBAL_MEAN, 0);
+    return annotations.normalization(COLLCHECK_NORM_GLOBAL_MEAN, 0);
   case Normalization::sum:
-    return collcheck_annotate_normalization(COLLCHECK_NORM_SUM, 0);
+    return annotations.normalization(COLLCHECK_NORM_SUM, 0);
   }
 }
 
@@ -131,9 +157,11 @@ void trainDistributed(const Options &options, Collectives &collectives, Watchdog
   std::vector<double> weights(std::size_t(options.dimension), options.initialWeight);
   const bool needsGlobalCount =
       options.normalization == Normalization::globalCount || options.compensate;
+  const Annotations annotations{options.annotate};
+  bool skippedAReduction = false; // --zero-skip
   for (int window = 0; window < options.steps; ++window) {
     const int update = window + 1;
-    collcheck_annotate_window(std::uint64_t(window));
+    annotations.window(window);
     const std::optional<std::vector<Item>> batch = batchFor(options.data, ranks, rank, window);
     if (!batch && options.exhaustedSkip) {
       std::fprintf(stderr,
@@ -149,7 +177,8 @@ void trainDistributed(const Options &options, Collectives &collectives, Watchdog
         pause();
     }
     // An exhausted rank joins every collective of the window with no items and a zero gradient.
-    const LocalWindow local = accumulate(options, batch.value_or(std::vector<Item>{}), weights);
+    const LocalWindow local =
+        accumulate(options, annotations, batch.value_or(std::vector<Item>{}), weights);
     const std::int64_t localCount =
         options.countWindow == CountWindow::whole ? local.windowCount : local.lastCount;
     std::int64_t globalCount = 0;
@@ -164,12 +193,23 @@ void trainDistributed(const Options &options, Collectives &collectives, Watchdog
     Contribution contribution = contribute(options, local, localCount, globalCount, ranks);
     if (!batch)
       contribution.gradient.assign(contribution.gradient.size(), 0.0);
-    annotateNormalization(options, globalCount, ranks);
+    const bool zeroContribution =
+        !batch ||
+        (options.compensate && options.normalization == Normalization::localMean && !localCount);
+    annotateNormalization(options, annotations, globalCount, ranks, zeroContribution);
     const bool dividesAfterTheWire =
         options.reducer == Reducer::sumThenDivide ||
         (options.reducer == Reducer::average && options.backend == Backend::mpi);
     if (dividesAfterTheWire)
-      collcheck_annotate_reducer_scale(1.0 / ranks);
+      annotations.reducerScale(1.0 / ranks);
+    if (options.zeroSkip && localCount == 0) {
+      std::fprintf(stderr,
+                   "collcheck-example-trainer: rank %d has no valid item in update %d and skips "
+                   "its gradient all-reduce (--zero-skip: the other ranks still issue it)\n",
+                   rank, update);
+      skippedAReduction = true;
+      continue;
+    }
     {
       Watchdog::Watch watch(watchdog, "in the gradient all-reduce of update", update);
       collectives.reduceGradient(contribution.gradient, options.reducer,
@@ -179,12 +219,24 @@ void trainDistributed(const Options &options, Collectives &collectives, Watchdog
       weights[j] -= options.learningRate * contribution.gradient[j];
     printUpdate(print, update, weights, false);
   }
+  if (skippedAReduction) {
+    // The other ranks wait in the reduction this rank skipped; it waits outside MPI for the job
+    // to end, as the exhausted rank of --exhausted-skip does.
+    Watchdog::Watch watch(watchdog,
+                          "waiting for the other ranks after skipping a reduction at "
+                          "update",
+                          options.steps);
+    for (;;)
+      pause();
+  }
 }
 
-void trainReference(const Options &options) {
+void trainReference(const Options &options, Collectives *collectives) {
   const int ranks = options.referenceRanks;
   std::vector<double> weights(std::size_t(options.dimension), options.initialWeight);
+  const Annotations annotations{collectives != nullptr && options.annotate};
   for (int window = 0; window < options.steps; ++window) {
+    annotations.window(window);
     std::vector<double> gradient(weights.size(), 0.0);
     std::int64_t validItems = 0;
     for (int rank = 0; rank < ranks; ++rank)
@@ -196,12 +248,19 @@ void trainReference(const Options &options) {
         for (std::size_t j = 0; j < weights.size(); ++j)
           gradient[j] += weights[j] - (item.target + double(j));
       }
+    annotations.validCount(validItems);
     if (validItems == 0) {
       printUpdate(true, window + 1, weights, true);
       continue;
     }
+    for (double &component : gradient)
+      component /= double(validItems);
+    if (collectives) { // the same reduction as the distributed run, over one rank
+      annotations.normalization(COLLCHECK_NORM_GLOBAL_MEAN, 0);
+      collectives->reduceGradient(gradient, Reducer::sum, 1);
+    }
     for (std::size_t j = 0; j < weights.size(); ++j)
-      weights[j] -= options.learningRate * gradient[j] / double(validItems);
+      weights[j] -= options.learningRate * gradient[j];
     printUpdate(true, window + 1, weights, false);
   }
 }

@@ -20,6 +20,8 @@ void trainDistributed(const Options &options, Collectives &collectives, Watchdog
                       bool print);
 
 // One process over the union of every rank's data: the objective the distributed run intends.
-void trainReference(const Options &options);
+// With `collectives` (one rank, --reference-allreduce) each update's gradient also goes through
+// its all-reduce, so that a traced run records the reduced values.
+void trainReference(const Options &options, Collectives *collectives);
 
 } // namespace collcheck::example

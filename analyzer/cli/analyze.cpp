@@ -1,0 +1,260 @@
+// collcheck analyze DIR...: load, match, judge, report. The exit status is the contract with CI:
+// 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage.
+#include "../commands.h"
+#include "../load/trace_set.h"
+#include "../match/analysis.h"
+#include "../objective/reference_comparison.h"
+#include "../report/report.h"
+#include "progress.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <thread>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace collcheck::cli {
+namespace {
+
+using namespace analyzer;
+
+struct Output {
+  std::string path; // "-" for stdout
+  bool wanted = false;
+};
+
+bool writeTo(const Output &o, const std::function<void(std::ostream &)> &write) {
+  if (o.path.empty() || o.path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    return true;
+  }
+  std::ofstream file(o.path);
+  if (!file) {
+    std::fprintf(stderr, "collcheck analyze: %s: cannot write\n", o.path.c_str());
+    return false;
+  }
+  write(file);
+  return static_cast<bool>(file);
+}
+
+// Peak resident memory so far (VmHWM), in MiB; 0 where /proc does not tell.
+double peakResidentMiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::atof(line.c_str() + 6) / 1024.0;
+  return 0;
+}
+
+bool decideTty(const std::string &mode, int fd) {
+  if (mode == "always")
+    return true;
+  if (mode == "never")
+    return false;
+  return isatty(fd) != 0;
+}
+
+} // namespace
+
+int analyzeMain(Args args) {
+  CLI::App app{"Checks the per-process traces of one job: which collectives did not match "
+               "across ranks, why, and who is to blame.",
+               "collcheck analyze"};
+  std::vector<std::string> inputs;
+  Output json, sarif, html;
+  std::string perfetto, failOn = "warning", color = "auto", progress = "auto", partition;
+  unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+  size_t lookahead = 8, chunk = AnalysisOptions{}.readChunk;
+  bool quiet = false, timings = false;
+  app.add_option("inputs", inputs, "trace folders (DIR/*.cctrace) or trace files");
+  app.add_option("--json", json.path, "write the JSON report to FILE ('-': stdout)")
+      ->expected(0, 1)
+      ->default_str("-");
+  app.add_option("--sarif", sarif.path, "write a SARIF 2.1.0 log to FILE ('-': stdout)")
+      ->expected(0, 1)
+      ->default_str("-");
+  app.add_option("--html", html.path, "write a self-contained HTML report to FILE ('-': stdout)")
+      ->expected(0, 1)
+      ->default_str("-");
+  app.add_option("--perfetto", perfetto, "write a Chrome trace JSON for the Perfetto UI to FILE");
+  app.add_option("--fail-on", failOn,
+                 "exit 1 when a finding is at least this severe: error, warning (default), note, "
+                 "never")
+      ->check(CLI::IsMember({"error", "warning", "note", "never"}));
+  app.add_option("--color", color, "color the text report: auto (on a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--progress", progress,
+                 "progress bar on stderr: auto (on a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--threads", threads,
+                 "threads used to open and validate the files; more than one also reads ahead "
+                 "while matching")
+      ->check(CLI::Range(1u, 256u));
+  app.add_option("--lookahead", lookahead, "calls looked at ahead of a divergence, per rank")
+      ->check(CLI::Range(size_t{2}, size_t{64}));
+  app.add_option("--chunk", chunk, "records read from one file at a time (memory: ranks x chunk)")
+      ->check(CLI::Range(size_t{16}, size_t{65536}));
+  app.add_option("--partition", partition,
+                 "I/N: match only the communicators of part I of N (for a split analysis)");
+  app.add_flag("-q,--quiet", quiet, "no text report (the exit status still tells)");
+  app.add_flag("--timings", timings, "print the time of each stage on stderr");
+  std::string reference;
+  double tolerance = objective::kDefaultReferenceTolerance;
+  app.add_option("--reference", reference,
+                 "REF: compare the reduced gradients, window by window, with a single-process run "
+                 "traced into REF (both with COLLCHECK_CAPTURE_RESULTS=K)");
+  app.add_option("--tolerance", tolerance, "relative tolerance of --reference")
+      ->check(CLI::NonNegativeNumber);
+
+  std::vector<std::string> argv{"collcheck analyze"};
+  for (const char *a : args)
+    argv.emplace_back(a);
+  std::vector<const char *> raw;
+  for (auto &a : argv)
+    raw.push_back(a.c_str());
+  try {
+    // Each report flag was given when its option has a count; its path defaults to stdout.
+    app.parse(static_cast<int>(raw.size()), raw.data());
+  } catch (const CLI::CallForHelp &e) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError &e) {
+    std::fprintf(stderr, "collcheck analyze: %s\n(collcheck analyze --help)\n", e.what());
+    return 2;
+  }
+  json.wanted = app.count("--json") > 0;
+  sarif.wanted = app.count("--sarif") > 0;
+  html.wanted = app.count("--html") > 0;
+  // `--json traces/` means the report of traces/ on stdout, not a report written over a folder.
+  for (Output *o : {&json, &sarif, &html}) {
+    struct stat st;
+    if (o->wanted && !o->path.empty() && o->path != "-" && stat(o->path.c_str(), &st) == 0 &&
+        (S_ISDIR(st.st_mode) || o->path.ends_with(format::kFileSuffix))) {
+      inputs.insert(inputs.begin(), o->path);
+      o->path = "-";
+    }
+  }
+  if (inputs.empty()) {
+    std::fprintf(stderr, "collcheck analyze: name a trace folder or files (collcheck analyze "
+                         "--help)\n");
+    return 2;
+  }
+  int stdoutReports = 0;
+  for (const Output *o : {&json, &sarif, &html})
+    stdoutReports += o->wanted && (o->path.empty() || o->path == "-");
+  if (stdoutReports > 1) {
+    std::fprintf(stderr, "collcheck analyze: only one of --json, --sarif and --html can go to "
+                         "stdout; give the others a FILE\n");
+    return 2;
+  }
+  AnalysisOptions options;
+  options.lookahead = lookahead;
+  options.readChunk = chunk;
+  options.readAhead = threads > 1;
+  if (!partition.empty()) {
+    unsigned index = 0, count = 0;
+    if (std::sscanf(partition.c_str(), "%u/%u", &index, &count) != 2 || count == 0 ||
+        index >= count) {
+      std::fprintf(stderr, "collcheck analyze: --partition wants I/N with 0 <= I < N, not '%s'\n",
+                   partition.c_str());
+      return 2;
+    }
+    options.partitionIndex = index;
+    options.partitionCount = count;
+  }
+
+  // The bar shows after a second; COLLCHECK_PROGRESS_DELAY_MS changes that (tests use 0).
+  auto delay = std::chrono::milliseconds(1000);
+  if (const char *ms = std::getenv("COLLCHECK_PROGRESS_DELAY_MS"))
+    delay = std::chrono::milliseconds(std::atoll(ms));
+  ProgressBar bar(decideTty(progress, STDERR_FILENO), delay);
+  std::atomic<uint64_t> filesOpened{0}, recordsRead{0};
+  // The number of files is known only once the folders are listed; the bar shows the count.
+  bar.phase("opening traces", &filesOpened, 0, "files");
+  auto t0 = std::chrono::steady_clock::now();
+  TraceSet traces = TraceSet::open(inputs, threads, &filesOpened);
+  auto t1 = std::chrono::steady_clock::now();
+  double openPeakMiB = timings ? peakResidentMiB() : 0;
+  bool unusable = traces.fatal;
+  for (const InputProblem &p : traces.problems) {
+    if (!p.unusable)
+      continue;
+    unusable = true;
+    std::fprintf(stderr, "collcheck analyze: %s%s%s\n", p.file.c_str(), p.file.empty() ? "" : ": ",
+                 p.reason.c_str());
+  }
+  if (traces.fatal || traces.files.empty()) {
+    bar.stop();
+    return 2;
+  }
+  bar.phase("merging", &recordsRead, traces.totalSlots, "records");
+  options.recordsRead = &recordsRead;
+  AnalysisResult result = analyze(traces, options);
+  auto t2 = std::chrono::steady_clock::now();
+  bar.stop();
+  if (!reference.empty()) { // analyzer/objective/reference_comparison.h
+    TraceSet referenceTraces = TraceSet::open({reference}, threads);
+    std::vector<Finding> differences;
+    std::string error = referenceTraces.fatal ? "cannot be analyzed as one run" : "";
+    if (!error.empty() ||
+        !objective::compareWithReference(traces, result, referenceTraces, reference, tolerance,
+                                         differences, error)) {
+      std::fprintf(stderr, "collcheck analyze: --reference %s: %s\n", reference.c_str(),
+                   error.c_str());
+      return 2;
+    }
+    result.findings.insert(result.findings.end(), differences.begin(), differences.end());
+    std::stable_sort(result.findings.begin(), result.findings.end(),
+                     [](const Finding &a, const Finding &b) { return a.severity > b.severity; });
+  }
+
+  ReportInput report{traces, result, inputs};
+  report.failNever = failOn == "never";
+  if (!report.failNever)
+    rules::parseSeverity(failOn, report.failOn);
+  bool written = true;
+  if (json.wanted)
+    written &= writeTo(json, [&](std::ostream &o) { writeJson(o, report); });
+  if (sarif.wanted)
+    written &= writeTo(sarif, [&](std::ostream &o) { writeSarif(o, report); });
+  if (html.wanted)
+    written &= writeTo(html, [&](std::ostream &o) { writeHtml(o, report); });
+  if (!perfetto.empty()) {
+    std::string error;
+    if (!writePerfetto(perfetto, report, error)) {
+      std::fprintf(stderr, "collcheck analyze: %s\n", error.c_str());
+      written = false;
+    }
+  }
+  if (!quiet) {
+    // With a machine-readable report on stdout the text goes to stderr, keeping stdout parseable.
+    bool toStderr = stdoutReports > 0;
+    std::ostream &out = toStderr ? std::cerr : std::cout;
+    writeText(out, report, decideTty(color, toStderr ? STDERR_FILENO : STDOUT_FILENO));
+  }
+  if (timings) {
+    auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+    std::fprintf(stderr,
+                 "collcheck analyze: open and validate %.3f s (peak %.0f MiB), merge and match "
+                 "%.3f s, reports %.3f s; %llu records; peak resident %.0f MiB\n",
+                 seconds(t0, t1), openPeakMiB, seconds(t1, t2),
+                 seconds(t2, std::chrono::steady_clock::now()),
+                 static_cast<unsigned long long>(result.recordsRead), peakResidentMiB());
+  }
+  if (unusable || !written)
+    return 2;
+  if (report.failNever)
+    return 0;
+  for (const Finding &f : result.findings)
+    if (static_cast<int>(f.severity) >= static_cast<int>(report.failOn))
+      return 1;
+  return 0;
+}
+
+} // namespace collcheck::cli

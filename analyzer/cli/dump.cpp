@@ -1,0 +1,208 @@
+// collcheck dump FILE...: a trace file as JSON Lines, the header first, then one record a line.
+// For people and scripts: every field by name, nothing interpreted beyond the format's own tables.
+#include "../commands.h"
+#include "../model/communicator.h"
+#include "reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+namespace collcheck::cli {
+namespace {
+
+using analyzer::hexCommId;
+using nlohmann::ordered_json;
+
+std::string fixed(const char *field, size_t size) {
+  return std::string(field, strnlen(field, size));
+}
+
+ordered_json headerJson(const std::string &path, const format::Reader &reader) {
+  const format::FileHeader &h = reader.header();
+  ordered_json j;
+  j["file"] = path;
+  j["format_version"] = h.version;
+  j["world_rank"] = h.worldRank;
+  j["world_size"] = h.worldSize;
+  j["host"] = fixed(h.host, sizeof h.host);
+  j["pid"] = h.pid;
+  j["job_id"] = fixed(h.jobId, sizeof h.jobId);
+  j["command"] = fixed(h.command, sizeof h.command);
+  j["tracer_version"] = fixed(h.tracerVersion, sizeof h.tracerVersion);
+  j["mpi_version"] = fixed(h.mpiVersion, sizeof h.mpiVersion);
+  j["nccl_version"] = h.ncclVersion;
+  j["thread_level"] =
+      h.threadLevel == 0xffffffffu ? ordered_json(nullptr) : ordered_json(h.threadLevel);
+  j["finished"] = h.finished != 0;
+  j["dropped_records"] = h.droppedRecords;
+  j["created_realtime_ns"] = h.createdRealtimeNs;
+  j["tsc_ticks_per_ns"] = h.tscTicksPerNs;
+  j["slots"] = reader.slotCount();
+  j["published"] = reader.summary().published;
+  return j;
+}
+
+ordered_json flagsJson(uint8_t flags) {
+  static constexpr std::pair<uint8_t, const char *> kNames[] = {
+      {format::kFlagNccl, "nccl"},
+      {format::kFlagNonBlocking, "nonblocking"},
+      {format::kFlagInPlace, "in_place"},
+      {format::kFlagDerivedSize, "derived_size"},
+      {format::kFlagScalarUnknown, "scalar_unknown"},
+      {format::kFlagCaptureOutput, "capture_output"},
+      {format::kFlagIntegral, "integral"},
+      {format::kFlagDeviceBuffer, "device_buffer"},
+  };
+  ordered_json out = ordered_json::array();
+  for (auto [bit, name] : kNames)
+    if (flags & bit)
+      out.push_back(name);
+  return out;
+}
+
+ordered_json recordJson(uint64_t slot, const format::Record &r, const format::FileHeader &h) {
+  using format::Kind;
+  auto kind = static_cast<Kind>(r.kind);
+  ordered_json j;
+  j["slot"] = slot;
+  j["kind"] = format::kindName(kind);
+  j["comm"] = hexCommId(r.commId);
+  // A comm_members payload overlays the rank, time and window fields.
+  if (kind != Kind::CommMembers) {
+    j["rank"] = r.commRank;
+    j["t_ns"] = static_cast<int64_t>(format::nanosSinceCreate(h, r.tscStart));
+    j["thread"] = r.thread();
+    j["window"] = r.window;
+  }
+  switch (kind) {
+  case Kind::CommCreate:
+    j["size"] = r.count;
+    j["parent"] = hexCommId(r.aux);
+    j["origin"] = format::commOriginName(static_cast<format::CommOrigin>(r.op));
+    j["color"] = r.peer;
+    break;
+  case Kind::CommMembers: {
+    j["first"] = r.seq();
+    ordered_json members = ordered_json::array();
+    for (int i = 0; i < format::kMembersPerRecord; ++i)
+      if (int32_t m = format::memberAt(r, i); m >= 0)
+        members.push_back(m);
+    j["members"] = members;
+    break;
+  }
+  case Kind::CommRelease:
+    j["how"] = format::commReleaseName(static_cast<format::CommReleaseHow>(r.op));
+    break;
+  case Kind::Normalization:
+    j["normalization"] =
+        format::lossNormalizationName(static_cast<format::LossNormalization>(r.op));
+    j["multiplier"] = r.auxDouble();
+    break;
+  case Kind::ValidCount:
+  case Kind::ReducerScale:
+  case Kind::ValueCapture:
+    j["value"] = r.auxDouble();
+    j["count"] = r.count;
+    j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
+    break;
+  default:
+    if (format::isSequenced(kind)) {
+      j["seq"] = r.seq();
+      j["count"] = r.count;
+      j["aux"] = r.aux;
+      j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
+      j["op"] = format::reduceOpName(static_cast<format::ReduceOp>(r.op));
+      if (r.op == static_cast<uint8_t>(format::ReduceOp::PreMulSum) &&
+          !(r.flags & format::kFlagScalarUnknown))
+        j["scalar"] = r.auxDouble();
+      j[kind == Kind::Send || kind == Kind::Recv ? "peer" : "root"] = r.peer;
+    } else {
+      j["count"] = r.count;
+      j["aux"] = r.aux;
+    }
+  }
+  j["group"] = r.group;
+  j["flags"] = flagsJson(r.flags);
+  // Without measured durations (kHeaderDurations) a returned call reads as 0 ns.
+  j["duration_ns"] = format::returned(r)
+                         ? ordered_json(static_cast<int64_t>(format::durationNanos(h, r)))
+                         : ordered_json(nullptr);
+  j["failed"] = format::failed(r);
+  return j;
+}
+
+int dumpFile(const std::string &path) {
+  std::string error;
+  auto reader = format::Reader::open(path, error);
+  if (!reader) {
+    std::fprintf(stderr, "collcheck dump: %s\n", error.c_str());
+    return 2;
+  }
+  std::cout << headerJson(path, *reader).dump() << '\n';
+  uint64_t firstBad = UINT64_MAX, torn = 0, corrupt = 0, unknown = 0;
+  std::string line;
+  for (uint64_t i = 0; i < reader->slotCount(); ++i) {
+    format::SlotState state = reader->state(i);
+    if (state == format::SlotState::Empty)
+      continue;
+    if (state != format::SlotState::Published) {
+      (state == format::SlotState::Torn ? torn : corrupt)++;
+      firstBad = std::min(firstBad, i);
+      continue;
+    }
+    if (!reader->usable(i)) {
+      ++unknown;
+      continue;
+    }
+    line = recordJson(i, reader->slot(i), reader->header()).dump();
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
+  std::fflush(stdout);
+  const auto &s = reader->summary();
+  if (torn || corrupt)
+    std::fprintf(stderr,
+                 "collcheck dump: warning: %s: slot %llu is %s; %llu torn and %llu corrupt "
+                 "slot(s) skipped\n",
+                 path.c_str(), static_cast<unsigned long long>(firstBad),
+                 reader->state(firstBad) == format::SlotState::Torn
+                     ? "torn (written but never published)"
+                     : "corrupt (its check does not match)",
+                 static_cast<unsigned long long>(torn), static_cast<unsigned long long>(corrupt));
+  if (s.partialTail)
+    std::fprintf(stderr,
+                 "collcheck dump: warning: %s: the file ends inside slot %llu (truncated); that "
+                 "partial record is skipped\n",
+                 path.c_str(), static_cast<unsigned long long>(reader->slotCount()));
+  if (unknown)
+    std::fprintf(stderr,
+                 "collcheck dump: warning: %s: %llu record(s) of a kind this version does not "
+                 "know were skipped\n",
+                 path.c_str(), static_cast<unsigned long long>(unknown));
+  return 0;
+}
+
+} // namespace
+
+int dumpMain(Args args) {
+  if (args.empty()) {
+    std::fprintf(stderr, "usage: collcheck dump FILE...\n");
+    return 2;
+  }
+  if (std::string_view(args[0]) == "--help") {
+    std::printf("usage: collcheck dump FILE...\n"
+                "Prints each trace file's header as one JSON object, then every record as one\n"
+                "JSON object a line. Exit 2 when a file is not a readable trace.\n");
+    return 0;
+  }
+  std::ios::sync_with_stdio(true);
+  int status = 0;
+  for (const char *path : args)
+    status = std::max(status, dumpFile(path));
+  return status;
+}
+
+} // namespace collcheck::cli

@@ -1,0 +1,204 @@
+#include "trace_set.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <map>
+#include <mutex>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace collcheck::analyzer {
+namespace {
+
+bool endsWith(const std::string &s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// What the header alone tells about lost records; damaged slots are found by the merge.
+std::string headerProblems(const format::Reader &reader) {
+  std::string out;
+  auto add = [&](const std::string &text) { out += (out.empty() ? "" : "; ") + text; };
+  if (reader.summary().partialTail)
+    add("the file ends inside a record (truncated)");
+  if (reader.header().droppedRecords)
+    add(std::to_string(reader.header().droppedRecords) +
+        " record(s) dropped by the tracer (the file could not grow)");
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> listTraceFiles(const std::string &dir, std::string &error) {
+  std::vector<std::string> out;
+  DIR *d = opendir(dir.c_str());
+  if (!d) {
+    error = dir + ": cannot open folder: " + std::strerror(errno);
+    return out;
+  }
+  while (dirent *entry = readdir(d)) {
+    std::string name = entry->d_name;
+    if (endsWith(name, format::kFileSuffix))
+      out.push_back(dir + (endsWith(dir, "/") ? "" : "/") + name);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void releaseSlots(const format::Reader &reader, uint64_t first, uint64_t count) {
+  if (count == 0 || first >= reader.slotCount())
+    return;
+  count = std::min(count, reader.slotCount() - first);
+  static const auto pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  auto begin = reinterpret_cast<uintptr_t>(&reader.slot(first));
+  auto end = begin + count * format::kRecordSize;
+  // Only whole pages: a partly consumed page stays so the next slot on it is not re-read twice.
+  begin = (begin + pageSize - 1) & ~(pageSize - 1);
+  end &= ~(pageSize - 1);
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+void releaseMapping(const format::Reader &reader) {
+  struct stat st;
+  if (stat(reader.path().c_str(), &st) != 0 ||
+      static_cast<uint64_t>(st.st_size) <= format::kHeaderSize)
+    return;
+  uint64_t slots = (static_cast<uint64_t>(st.st_size) - format::kHeaderSize) / format::kRecordSize;
+  if (slots == 0)
+    return;
+  static const auto pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  auto begin = reinterpret_cast<uintptr_t>(&reader.slot(0));
+  auto end = (begin + slots * format::kRecordSize) & ~(pageSize - 1);
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads,
+                        std::atomic<uint64_t> *filesOpened) {
+  TraceSet set;
+  for (const std::string &input : inputs) {
+    struct stat st;
+    if (stat(input.c_str(), &st) != 0) {
+      set.problems.push_back({input, std::string("cannot access: ") + std::strerror(errno), true});
+      set.fatal = true;
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      std::string error;
+      auto found = listTraceFiles(input, error);
+      if (!error.empty()) {
+        set.problems.push_back({input, error, true});
+        set.fatal = true;
+      } else if (found.empty()) {
+        set.problems.push_back(
+            {input, std::string("no trace files (*") + format::kFileSuffix + ") in this folder",
+             true});
+        set.fatal = true;
+      }
+      set.candidates.insert(set.candidates.end(), found.begin(), found.end());
+    } else {
+      set.candidates.push_back(input);
+    }
+  }
+
+  // Opening validates every slot of a file: spread the files over a few threads.
+  std::vector<std::unique_ptr<format::Reader>> readers(set.candidates.size());
+  std::vector<std::string> errors(set.candidates.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < set.candidates.size(); i = next++) {
+      readers[i] =
+          format::Reader::open(set.candidates[i], errors[i], format::Reader::Scan::HeaderOnly);
+      if (filesOpened)
+        filesOpened->fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(readers.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (auto &t : pool)
+    t.join();
+
+  std::map<std::string, std::vector<std::string>> byJob;
+  for (size_t i = 0; i < readers.size(); ++i) {
+    if (!readers[i]) {
+      set.problems.push_back({set.candidates[i], errors[i], true});
+      continue;
+    }
+    TraceFile file;
+    file.path = set.candidates[i];
+    const format::FileHeader &h = readers[i]->header();
+    file.worldRank = h.worldRank;
+    file.finished = h.finished != 0;
+    file.slots = readers[i]->slotCount();
+    std::string host(h.host, strnlen(h.host, sizeof h.host));
+    file.label = h.worldRank >= 0 ? "rank " + std::to_string(h.worldRank)
+                                  : "pid " + std::to_string(h.pid) + " on " + host;
+    if (std::string why = headerProblems(*readers[i]); !why.empty())
+      set.problems.push_back({file.path, why, false});
+    set.worldSize = std::max(set.worldSize, h.worldSize);
+    byJob[std::string(h.jobId, strnlen(h.jobId, sizeof h.jobId))].push_back(file.path);
+    file.reader = std::move(readers[i]);
+    set.totalSlots += file.slots;
+    set.files.push_back(std::move(file));
+  }
+  if (byJob.size() > 1) {
+    std::string reason =
+        "the traces come from " + std::to_string(byJob.size()) + " different jobs (";
+    bool first = true;
+    for (const auto &[job, paths] : byJob) {
+      reason += (first ? "" : ", ") + std::string("job '") + job +
+                "': " + std::to_string(paths.size()) + " file(s), e.g. " + paths.front();
+      first = false;
+    }
+    set.problems.push_back({"", reason + "); analyze one job's files at a time", true});
+    set.fatal = true;
+  } else if (byJob.size() == 1) {
+    set.jobId = byJob.begin()->first;
+  }
+  std::stable_sort(set.files.begin(), set.files.end(), [](const TraceFile &a, const TraceFile &b) {
+    return static_cast<uint32_t>(a.worldRank) < static_cast<uint32_t>(b.worldRank);
+  });
+  for (size_t i = 1; i < set.files.size(); ++i) {
+    if (set.files[i].worldRank >= 0 && set.files[i].worldRank == set.files[i - 1].worldRank) {
+      set.problems.push_back({set.files[i].path,
+                              "claims world rank " + std::to_string(set.files[i].worldRank) +
+                                  ", as does " + set.files[i - 1].path +
+                                  "; a folder must hold one run of one job",
+                              true});
+      set.fatal = true;
+    }
+  }
+  if (set.files.empty() && !set.fatal) {
+    set.problems.push_back({"", "no usable trace file", true});
+    set.fatal = true;
+  }
+  int32_t maxRank = -1;
+  for (const TraceFile &f : set.files)
+    maxRank = std::max(maxRank, f.worldRank);
+  set.worldSize = std::max(set.worldSize, maxRank + 1);
+  set.byWorldRank_.assign(static_cast<size_t>(std::max(set.worldSize, 0)), -1);
+  for (size_t i = 0; i < set.files.size(); ++i)
+    if (set.files[i].worldRank >= 0)
+      set.byWorldRank_[static_cast<size_t>(set.files[i].worldRank)] = static_cast<int>(i);
+  for (int32_t r = 0; r < set.worldSize; ++r)
+    if (set.byWorldRank_[static_cast<size_t>(r)] < 0)
+      set.missingRanks.push_back(r);
+  return set;
+}
+
+int TraceSet::fileOfWorldRank(int32_t worldRank) const {
+  if (worldRank < 0 || static_cast<size_t>(worldRank) >= byWorldRank_.size())
+    return -1;
+  return byWorldRank_[static_cast<size_t>(worldRank)];
+}
+
+} // namespace collcheck::analyzer

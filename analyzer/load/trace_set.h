@@ -1,0 +1,66 @@
+// The trace files of one job: found in the folders and files named on the command line, opened
+// and validated (format::Reader), and identified by world rank. Everything wrong with the input is
+// kept as a problem naming the file and the reason; nothing here throws or aborts.
+#pragma once
+
+#include "reader.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace collcheck::analyzer {
+
+struct TraceFile {
+  std::string path;
+  std::unique_ptr<format::Reader> reader;
+  int32_t worldRank = -1; // -1: the process never learnt it (label by host and pid)
+  std::string label;      // "rank 3" or "pid 1234 on host"
+  uint64_t slots = 0;      // whole record slots in the file (records, holes and the empty tail)
+  bool finished = false;  // the process exited cleanly
+};
+
+struct InputProblem {
+  std::string file; // empty when the problem concerns the job (e.g. a missing rank)
+  std::string reason;
+  bool unusable = false; // the file could not be read at all
+};
+
+class TraceSet {
+public:
+  // Opens every *.cctrace file in the given folders (not recursive) and every file named
+  // directly, on up to `threads` threads. `filesOpened` counts progress for a progress bar.
+  // Only headers are validated here: the merge classifies every slot as it streams the records
+  // (one pass over the data, not two).
+  static TraceSet open(const std::vector<std::string> &inputs, unsigned threads,
+                       std::atomic<uint64_t> *filesOpened = nullptr);
+
+  std::vector<TraceFile> files;        // usable files, sorted by world rank
+  std::vector<InputProblem> problems;  // every input problem, in the order found
+  std::vector<std::string> candidates; // every path that was tried
+  int32_t worldSize = -1;              // from the headers (largest seen)
+  std::vector<int32_t> missingRanks;   // world ranks below worldSize without a file
+  std::string jobId;
+  bool fatal = false; // the set cannot be analyzed as one job (e.g. two jobs mixed, no file)
+  uint64_t totalSlots = 0;
+
+  // Index in `files` of the file of a world rank, -1 when none.
+  int fileOfWorldRank(int32_t worldRank) const;
+
+private:
+  std::vector<int> byWorldRank_;
+};
+
+// Lists the trace files a folder holds (sorted), or sets `error`.
+std::vector<std::string> listTraceFiles(const std::string &dir, std::string &error);
+
+// Drops the pages of [first, first+count) slots of a reader from this process's resident memory.
+// The mapping stays valid: touching a slot again reads it back from the page cache. This is what
+// keeps the analyzer's memory proportional to ranks rather than to trace length.
+void releaseSlots(const format::Reader &reader, uint64_t first, uint64_t count);
+// The same for the whole mapping, including the empty slots after the last record.
+void releaseMapping(const format::Reader &reader);
+
+} // namespace collcheck::analyzer

@@ -1,0 +1,67 @@
+// collcheck: one binary, one subcommand per stage (run, dump, analyze, rules, explain).
+#include "commands.h"
+
+#include <cstdio>
+#include <string_view>
+
+namespace {
+
+void usage(std::FILE *out) {
+  std::fprintf(out,
+               "usage: collcheck <command> [arguments]\n"
+               "\n"
+               "commands:\n"
+               "  run -o DIR -- CMD...   run a job with the tracer preloaded, traces in DIR\n"
+               "  analyze DIR...         check the traces of one job (collcheck analyze --help)\n"
+               "  dump FILE...           print trace files as JSON Lines\n"
+               "  rules                  list the rule catalogue\n"
+               "  explain RULE           print one rule's page\n"
+               "\n"
+               "  --help, --version\n"
+               "\n"
+               "exit status: 0 clean, 1 findings at or above --fail-on, 2 unusable input or "
+               "usage\n");
+}
+
+} // namespace
+
+#ifndef COLLCHECK_HAVE_LAUNCHER
+namespace collcheck::cli {
+int runMain(Args) {
+  std::fprintf(stderr, "collcheck run: not built (the launcher is part of the tracer)\n");
+  return 2;
+}
+} // namespace collcheck::cli
+#endif
+
+int main(int argc, char **argv) {
+  using namespace collcheck::cli;
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  std::string_view command = argv[1];
+  Args rest(argv + 2, static_cast<size_t>(argc - 2));
+  if (command == "--help" || command == "-h" || command == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::printf("collcheck %s (trace format 1)\n", COLLCHECK_VERSION);
+    return 0;
+  }
+  if (command == "run")
+    return runMain(rest);
+  if (command == "dump")
+    return dumpMain(rest);
+  if (command == "analyze")
+    return analyzeMain(rest);
+  if (command == "rules")
+    return rulesMain(rest);
+  if (command == "explain")
+    return explainMain(rest);
+  std::fprintf(stderr, "collcheck: unknown command '%.*s'\n\n", static_cast<int>(command.size()),
+               command.data());
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,761 @@
+#include "analysis.h"
+
+#include "../load/trace_set.h"
+#include "aligner.h"
+#include "chunk_prefetcher.h"
+#include "participation_recorder.h"
+#include "point_to_point.h"
+#include "signature.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <fcntl.h>
+#include <set>
+#include <thread>
+#include <tuple>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace collcheck::analyzer {
+
+std::string hexCommId(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, id);
+  return buf;
+}
+
+std::string shortCommId(uint64_t id) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08" PRIx64, id >> 32);
+  return buf;
+}
+
+namespace {
+
+constexpr uint64_t kMaxHoles = 4096; // a longer gap cuts the stream instead of padding it
+
+class Analysis final : public JobView, public StreamStatus, public EventSink {
+public:
+  Analysis(const TraceSet &traces, const AnalysisOptions &options)
+      : traces_(traces), options_(options), rules_(makeTraceRules()), context_(findings_, *this) {
+    files_.resize(traces.files.size());
+    processes_.resize(traces.files.size());
+    for (size_t f = 0; f < traces.files.size(); ++f) {
+      const format::Reader &reader = *traces.files[f].reader;
+      files_[f].done = reader.slotCount() == 0;
+      ProcessState &p = processes_[f];
+      p.finished = traces.files[f].finished;
+      // Torn and corrupt slots are found while reading; the file is cut once its end is reached.
+      p.cut = reader.summary().partialTail || reader.header().droppedRecords;
+    }
+    backlogLimit_ = options.backlogLimit;
+    // The merge reads with pread: copying from the page cache costs less than faulting the
+    // reader's mapping in (and the pages then count as this process's resident memory).
+    fds_.assign(traces.files.size(), -1);
+    for (size_t f = 0; f < traces.files.size(); ++f) {
+      fds_[f] = ::open(traces.files[f].path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fds_[f] >= 0)
+        posix_fadvise(fds_[f], 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+    buffer_.resize(options.readChunk);
+    if (options.readAhead && std::thread::hardware_concurrency() > 1 && !traces.files.empty()) {
+      prefetcher_ = std::make_unique<ChunkPrefetcher>(fds_, options.readChunk);
+      for (size_t f = 0; f < traces.files.size(); ++f)
+        prefetchNext(static_cast<int>(f));
+    }
+  }
+  ~Analysis() override {
+    prefetcher_.reset();
+    for (int fd : fds_)
+      if (fd >= 0)
+        close(fd);
+  }
+
+  AnalysisResult run();
+
+  // JobView
+  const TraceSet &traces() const override { return traces_; }
+  const ProcessState &process(int file) const override {
+    return processes_[static_cast<size_t>(file)];
+  }
+  const Communicator *communicator(uint64_t id) const override {
+    auto it = byId_.find(id);
+    return it == byId_.end() ? nullptr : &it->second->comm;
+  }
+  double wallTimeNs(int file, const format::Record &r) const override {
+    const format::FileHeader &h = traces_.files[static_cast<size_t>(file)].reader->header();
+    return static_cast<double>(h.createdRealtimeNs) + format::nanosSinceCreate(h, r.tscStart);
+  }
+
+  // StreamStatus
+  bool fileDone(int file) const override { return files_[static_cast<size_t>(file)].done; }
+  void attach(MemberStream &m, int file) {
+    m.file = file;
+    m.backlog = &files_[static_cast<size_t>(file)].backlog;
+  }
+
+  // EventSink
+  void collective(const CollectiveEvent &e) override {
+    for (auto &rule : rules_)
+      rule->onCollective(e, context_);
+    if (options_.participation)
+      recorder_.collective(e);
+  }
+  void reorder(const ReorderEvent &e) override {
+    for (auto &rule : rules_)
+      rule->onReorder(e, context_);
+    if (options_.participation)
+      recorder_.reorder(e);
+  }
+  void extra(const ExtraEvent &e) override {
+    for (auto &rule : rules_)
+      rule->onExtra(e, context_);
+    if (options_.participation)
+      recorder_.extra(e);
+  }
+  void communicatorEnd(const CommunicatorEnd &e) override {
+    for (auto &rule : rules_)
+      rule->onCommunicatorEnd(e, context_);
+    if (options_.participation)
+      recorder_.communicatorEnd(e, *this);
+  }
+
+private:
+  struct CommState {
+    Communicator comm;
+    CommAligner aligner;
+    PointToPointMatcher pointToPoint;
+    bool inPartition = true;
+    explicit CommState(size_t lookahead) : aligner(comm, lookahead) {}
+  };
+  struct FileState {
+    uint64_t next = 0;         // next slot to read
+    uint64_t requested = 0;    // slots before this were asked of the prefetcher
+    uint64_t releasedUpTo = 0; // slots before this were given back to the page cache
+    // What the slots read so far are (the merge is the only pass that looks at them).
+    uint64_t published = 0, unknownKind = 0, torn = 0, corrupt = 0, holes = 0;
+    uint64_t emptyRun = 0; // empty slots since the last non-empty one: holes, or the file's tail
+    uint64_t firstProblem = UINT64_MAX;
+    uint64_t backlog = 0; // records queued and not yet matched
+    bool done = false;
+    uint64_t cachedCommId = 0;
+    CommState *cachedComm = nullptr;
+    // The stream the last collective went to: the next record of a file is almost always the next
+    // call of the same stream, and then routing is one comparison and a push.
+    MemberStream *cachedStream = nullptr;
+    uint64_t cachedStreamComm = 0;
+    int32_t cachedStreamRank = -1;
+    bool hasLastRecord = false;
+    format::Record lastRecord{};
+  };
+
+  CommState &commState(uint64_t id);
+  void learnCommunicator(int file, const format::Record &r);
+  void learnMembers(const format::Record &r);
+  void setMemberWorldRank(CommState &c, size_t commRank, int32_t worldRank);
+  void label(CommState &c);
+  struct Chunk {
+    uint64_t end = 0;                          // slots [FileState::next, end)
+    const format::Record *records = nullptr;   // prefetched, or null: read them here
+    const format::SlotState *states = nullptr; // their classification, with `records`
+    ChunkRun run;
+    size_t matched = 0; // leading records already matched in place
+  };
+  void readChunk(int file);
+  Chunk fetch(int file);
+  void processChunk(int file, const Chunk &c);
+  bool matchRoundInPlace();
+  std::vector<Chunk> roundChunks_;
+  std::vector<const format::Record *> runs_;
+  void route(int file, const format::Record &r);
+  void problem(const std::string &file, const std::string &reason) {
+    streamProblems_.push_back({file, reason, false});
+  }
+  bool allFilesDone() const {
+    return std::all_of(files_.begin(), files_.end(), [](const FileState &f) { return f.done; });
+  }
+  void settleUnknowns();
+  void conflict(CommState &c, size_t commRank, int file);
+  std::set<std::tuple<uint64_t, size_t, int>> conflicts_;
+  void reportDamage(int file);
+
+  const TraceSet &traces_;
+  AnalysisOptions options_;
+  std::vector<std::unique_ptr<TraceRule>> rules_;
+  FindingCollector findings_;
+  RuleContext context_;
+  ParticipationRecorder recorder_;
+  std::vector<FileState> files_;
+  std::vector<ProcessState> processes_;
+  std::vector<std::unique_ptr<CommState>> comms_;
+  std::unordered_map<uint64_t, CommState *> byId_;
+  std::vector<InputProblem> streamProblems_;
+  size_t backlogLimit_;
+  uint64_t recordsRead_ = 0;
+  std::vector<int> fds_;
+  std::vector<format::Record> buffer_;
+  std::unique_ptr<ChunkPrefetcher> prefetcher_;
+  // Keeps both of the file's read-ahead buffers busy with its next chunks.
+  void prefetchNext(int file) {
+    FileState &fs = files_[static_cast<size_t>(file)];
+    uint64_t slots = traces_.files[static_cast<size_t>(file)].reader->slotCount();
+    fs.requested = std::max(fs.requested, fs.next);
+    while (prefetcher_ && fs.requested < slots) {
+      uint64_t count = std::min<uint64_t>(options_.readChunk, slots - fs.requested);
+      if (!prefetcher_->request(file, fs.requested, count))
+        break;
+      fs.requested += count;
+    }
+  }
+
+public:
+  const std::vector<InputProblem> &streamProblems() const override { return streamProblems_; }
+};
+
+Analysis::CommState &Analysis::commState(uint64_t id) {
+  if (auto it = byId_.find(id); it != byId_.end())
+    return *it->second;
+  auto state = std::make_unique<CommState>(options_.lookahead);
+  state->comm.id = id;
+  state->comm.index = static_cast<uint32_t>(comms_.size());
+  state->comm.label = "comm " + shortCommId(id);
+  if (options_.partitionCount > 1)
+    state->inPartition =
+        (id * 0x9e3779b97f4a7c15ull >> 32) % options_.partitionCount == options_.partitionIndex;
+  CommState *raw = state.get();
+  comms_.push_back(std::move(state));
+  byId_.emplace(id, raw);
+  return *raw;
+}
+
+void Analysis::label(CommState &c) {
+  using format::CommOrigin;
+  const Communicator &comm = c.comm;
+  std::string parent;
+  if (const Communicator *p = communicator(comm.parentId))
+    parent = p->label;
+  else if (comm.parentId)
+    parent = "comm " + shortCommId(comm.parentId);
+  std::string tag = " [" + shortCommId(comm.id) + "]";
+  std::string color = comm.color >= 0 ? "(color=" + std::to_string(comm.color) + ")" : "";
+  switch (comm.origin) {
+  case CommOrigin::World:
+    c.comm.label = "world";
+    return;
+  case CommOrigin::Self:
+    c.comm.label = "self" + tag;
+    return;
+  case CommOrigin::NcclInitRank:
+  case CommOrigin::NcclInitAll:
+    c.comm.label = "nccl" + tag;
+    return;
+  default:
+    break;
+  }
+  std::string origin(format::commOriginName(comm.origin));
+  c.comm.label = origin + color + (parent.empty() ? "" : " of " + parent) + tag;
+}
+
+void Analysis::setMemberWorldRank(CommState &c, size_t commRank, int32_t worldRank) {
+  if (commRank >= c.comm.worldRankOf.size() || worldRank < 0)
+    return;
+  if (worldRank >= traces_.worldSize) {
+    problem("", "the member list of " + c.comm.label + " names world rank " +
+                    std::to_string(worldRank) + " of a " + std::to_string(traces_.worldSize) +
+                    "-rank job; the entry is ignored");
+    return;
+  }
+  c.comm.worldRankOf[commRank] = worldRank;
+  MemberStream &m = c.aligner.member(commRank);
+  if (m.file >= 0)
+    return;
+  int file = traces_.fileOfWorldRank(worldRank);
+  if (file < 0) {
+    m.noTrace = true; // the member's trace file is missing
+  } else {
+    attach(m, file);
+    c.comm.fileOf[commRank] = file;
+  }
+}
+
+void Analysis::learnCommunicator(int file, const format::Record &r) {
+  CommState &c = commState(r.commId);
+  auto size = static_cast<int64_t>(r.count);
+  if (c.comm.size < 0) {
+    if (size <= 0 || size > (int64_t{1} << 24)) {
+      problem(traces_.files[static_cast<size_t>(file)].path,
+              "communicator " + hexCommId(r.commId) + " created with an impossible size " +
+                  std::to_string(r.count));
+      return;
+    }
+    c.comm.size = static_cast<int32_t>(size);
+    c.comm.origin = r.op < static_cast<uint8_t>(format::CommOrigin::Count)
+                        ? static_cast<format::CommOrigin>(r.op)
+                        : format::CommOrigin::Unknown;
+    c.comm.parentId = r.aux;
+    c.comm.color = r.peer;
+    c.comm.nccl = (r.flags & format::kFlagNccl) != 0;
+    size_t known = c.aligner.memberCount();
+    c.aligner.resize(static_cast<size_t>(size));
+    for (FileState &f : files_) // the member streams may have moved
+      f.cachedStream = nullptr;
+    c.comm.worldRankOf.resize(static_cast<size_t>(size), -1);
+    c.comm.fileOf.resize(static_cast<size_t>(size), -1);
+    if (known > static_cast<size_t>(size))
+      problem(traces_.files[static_cast<size_t>(file)].path,
+              "calls on communicator " + hexCommId(r.commId) + " name ranks beyond its size");
+    label(c);
+    if (c.comm.origin == format::CommOrigin::World)
+      for (int32_t w = 0; w < c.comm.size; ++w)
+        setMemberWorldRank(c, static_cast<size_t>(w), w);
+  } else if (c.comm.size != size) {
+    problem(traces_.files[static_cast<size_t>(file)].path,
+            "communicator " + c.comm.label + " has size " + std::to_string(c.comm.size) +
+                " in other traces but " + std::to_string(r.count) + " here");
+  }
+  if (r.commRank < 0 || r.commRank >= c.comm.size) {
+    problem(traces_.files[static_cast<size_t>(file)].path,
+            "rank " + std::to_string(r.commRank) + " out of range for " + c.comm.label);
+    return;
+  }
+  auto commRank = static_cast<size_t>(r.commRank);
+  MemberStream &m = c.aligner.member(commRank);
+  if (m.file >= 0 && m.file != file) {
+    conflict(c, commRank, file);
+    return;
+  }
+  attach(m, file);
+  m.noTrace = false;
+  c.comm.fileOf[commRank] = file;
+  if (traces_.files[static_cast<size_t>(file)].worldRank >= 0)
+    c.comm.worldRankOf[commRank] = traces_.files[static_cast<size_t>(file)].worldRank;
+}
+
+void Analysis::conflict(CommState &c, size_t commRank, int file) {
+  if (!conflicts_.emplace(c.comm.id, commRank, file).second)
+    return;
+  int holder = c.aligner.member(commRank).file;
+  problem(traces_.files[static_cast<size_t>(file)].path,
+          "claims rank " + std::to_string(commRank) + " of " + c.comm.label + ", which " +
+              traces_.files[static_cast<size_t>(holder)].path +
+              " holds; its records for that rank are ignored");
+}
+
+void Analysis::learnMembers(const format::Record &r) {
+  CommState &c = commState(r.commId);
+  // An NCCL communicator's list holds only the writer's own world rank, not at its member index:
+  // its members are learnt from each file's comm_create (comm rank) and header (world rank).
+  if (c.comm.size < 0 || c.comm.nccl || (r.flags & format::kFlagNccl))
+    return;
+  uint64_t first = r.seq();
+  for (int i = 0; i < format::kMembersPerRecord; ++i) {
+    int32_t world = format::memberAt(r, i);
+    uint64_t index = first + static_cast<uint64_t>(i);
+    if (world < 0 || index >= static_cast<uint64_t>(c.comm.size))
+      continue;
+    setMemberWorldRank(c, static_cast<size_t>(index), world);
+  }
+}
+
+void Analysis::route(int file, const format::Record &r) {
+  FileState &cached = files_[static_cast<size_t>(file)];
+  if (MemberStream *s = cached.cachedStream;
+      s && r.kind < static_cast<uint8_t>(Kind::Send) && r.commId == cached.cachedStreamComm &&
+      r.commRank == cached.cachedStreamRank && r.seq() == s->nextSeq) {
+    s->nextSeq = r.seq() + 1;
+    s->queue.push(r);
+    ++cached.backlog;
+    return;
+  }
+  // Kinds up to Recv are sequenced on a communicator (kinds.def keeps them first).
+  if (r.kind > static_cast<uint8_t>(Kind::Recv)) {
+    switch (static_cast<Kind>(r.kind)) {
+    case Kind::CommCreate:
+      learnCommunicator(file, r);
+      break;
+    case Kind::CommMembers:
+      learnMembers(r);
+      break;
+    case Kind::CommRelease: {
+      CommState &c = commState(r.commId);
+      if (r.commRank >= 0 && static_cast<size_t>(r.commRank) < c.aligner.memberCount())
+        c.aligner.member(static_cast<size_t>(r.commRank)).released = true;
+      break;
+    }
+    case Kind::Finalize:
+      processes_[static_cast<size_t>(file)].finalized = true;
+      break;
+    default: {
+      MetaEvent event{file, r};
+      for (auto &rule : rules_)
+        rule->onMeta(event, context_);
+      break;
+    }
+    }
+    return;
+  }
+  FileState &fs = files_[static_cast<size_t>(file)];
+  CommState *c = fs.cachedComm;
+  if (!c || fs.cachedCommId != r.commId) {
+    c = &commState(r.commId);
+    fs.cachedComm = c;
+    fs.cachedCommId = r.commId;
+  }
+  if (!c->inPartition)
+    return;
+  if (r.commRank < 0 || (c->comm.size >= 0 && r.commRank >= c->comm.size) ||
+      r.commRank >= (1 << 24)) {
+    problem(traces_.files[static_cast<size_t>(file)].path,
+            "a call names rank " + std::to_string(r.commRank) + " of " + c->comm.label +
+                ", outside the communicator");
+    return;
+  }
+  auto commRank = static_cast<size_t>(r.commRank);
+  if (commRank >= c->aligner.memberCount()) {
+    // Calls on a communicator whose creation this trace does not hold: membership is inferred.
+    c->aligner.resize(commRank + 1);
+    c->comm.worldRankOf.resize(commRank + 1, -1);
+    c->comm.fileOf.resize(commRank + 1, -1);
+  }
+  MemberStream &m = c->aligner.member(commRank);
+  if (m.file < 0) {
+    attach(m, file);
+    c->comm.fileOf[commRank] = file;
+    if (traces_.files[static_cast<size_t>(file)].worldRank >= 0)
+      c->comm.worldRankOf[commRank] = traces_.files[static_cast<size_t>(file)].worldRank;
+  } else if (m.file != file) {
+    conflict(*c, commRank, file); // one comm rank lives in one process: keep the first claim
+    return;
+  }
+  if (m.noTrace)
+    return;
+  uint64_t seq = r.seq();
+  if (seq != m.nextSeq) {
+    if (seq < m.nextSeq) {
+      problem(traces_.files[static_cast<size_t>(file)].path,
+              "sequence number " + std::to_string(seq) + " on " + c->comm.label +
+                  " repeats or goes back (expected " + std::to_string(m.nextSeq) +
+                  "); the record is ignored");
+      return;
+    }
+    uint64_t gap = seq - m.nextSeq;
+    if (gap > kMaxHoles) {
+      problem(traces_.files[static_cast<size_t>(file)].path,
+              std::to_string(gap) + " calls on " + c->comm.label +
+                  " are missing from this trace (sequence " + std::to_string(m.nextSeq) + " to " +
+                  std::to_string(seq - 1) + "); later calls of this rank are unchecked");
+      m.noTrace = true;
+      fs.cachedStream = nullptr;
+      return;
+    }
+    format::Record hole{};
+    hole.kind = kHoleKind;
+    hole.commId = r.commId;
+    hole.commRank = r.commRank;
+    for (uint64_t s = m.nextSeq; s < seq; ++s) {
+      hole.setSeqThread(s, 0);
+      m.queue.push(hole);
+      ++fs.backlog;
+    }
+  }
+  m.nextSeq = seq + 1;
+  if (isPointToPoint(kindOf(r))) {
+    c->pointToPoint.add(c->comm, r, [&](const PointToPointEvent &e) {
+      for (auto &rule : rules_)
+        rule->onPointToPoint(e, context_);
+    });
+    return;
+  }
+  m.queue.push(r);
+  ++fs.backlog;
+  if (c->comm.size >= 0) {
+    fs.cachedStream = &m;
+    fs.cachedStreamComm = r.commId;
+    fs.cachedStreamRank = r.commRank;
+  }
+}
+
+void Analysis::readChunk(int file) {
+  Chunk c = fetch(file);
+  processChunk(file, c);
+}
+
+Analysis::Chunk Analysis::fetch(int file) {
+  FileState &fs = files_[static_cast<size_t>(file)];
+  Chunk c;
+  c.end = std::min<uint64_t>(fs.next + options_.readChunk,
+                             traces_.files[static_cast<size_t>(file)].reader->slotCount());
+  if (prefetcher_ && c.end > fs.next)
+    c.records = prefetcher_->wait(file, fs.next, c.end - fs.next, c.states, &c.run);
+  return c;
+}
+
+// In lockstep jobs every file's next chunk is its world-rank's next calls on one communicator:
+// then the positions are matched straight from the prefetched chunks, and nothing is queued.
+bool Analysis::matchRoundInPlace() {
+  if (!prefetcher_ || files_.empty())
+    return false;
+  for (const FileState &fs : files_)
+    if (fs.done || fs.backlog >= backlogLimit_)
+      return false;
+  std::vector<Chunk> &chunks = roundChunks_;
+  chunks.resize(files_.size());
+  for (size_t f = 0; f < files_.size(); ++f)
+    chunks[f] = fetch(static_cast<int>(f));
+  CommState *c = nullptr;
+  size_t length = SIZE_MAX;
+  bool inPlace = true;
+  for (size_t f = 0; f < files_.size() && inPlace; ++f) {
+    const Chunk &k = chunks[f];
+    inPlace = k.records && k.run.single;
+    if (!inPlace)
+      break;
+    if (!c) {
+      auto it = byId_.find(k.run.commId);
+      c = it == byId_.end() ? nullptr : it->second;
+      inPlace = c && c->inPartition && c->aligner.memberCount() == files_.size() &&
+                c->aligner.canMatchInPlace();
+      if (!inPlace)
+        break;
+    }
+    inPlace = k.run.commId == c->comm.id && k.run.commRank >= 0 &&
+              static_cast<size_t>(k.run.commRank) < c->aligner.memberCount();
+    if (!inPlace)
+      break;
+    const MemberStream &m = c->aligner.member(static_cast<size_t>(k.run.commRank));
+    inPlace = m.file == static_cast<int>(f) && m.nextSeq == k.run.firstSeq;
+    length = std::min<size_t>(length, k.end - files_[f].next);
+  }
+  if (inPlace) {
+    // One file per member, each holding that member's next calls: match them where they lie.
+    runs_.resize(files_.size());
+    for (size_t f = 0; f < files_.size(); ++f)
+      runs_[static_cast<size_t>(chunks[f].run.commRank)] = chunks[f].records;
+    size_t matched = c->aligner.matchInPlace(runs_, length, *this);
+    for (size_t f = 0; f < files_.size(); ++f)
+      chunks[f].matched = matched;
+  }
+  for (size_t f = 0; f < files_.size(); ++f)
+    processChunk(static_cast<int>(f), chunks[f]);
+  return true;
+}
+
+void Analysis::processChunk(int file, const Chunk &c) {
+  FileState &fs = files_[static_cast<size_t>(file)];
+  const format::Reader &reader = *traces_.files[static_cast<size_t>(file)].reader;
+  uint64_t end = c.end;
+  uint64_t read = 0, slotsBefore = fs.next;
+  const format::SlotState *states = c.states; // classified by the prefetcher, when it read them
+  const format::Record *chunk = c.records;
+  if (c.matched > 0) {
+    // The first `matched` records were matched in place: account for them as routed.
+    MemberStream &m = byId_.at(c.run.commId)->aligner.member(static_cast<size_t>(c.run.commRank));
+    m.nextSeq = c.run.firstSeq + c.matched;
+    fs.published += c.matched;
+    read += c.matched;
+    fs.holes += fs.emptyRun;
+    fs.emptyRun = 0;
+    fs.cachedStream = &m;
+    fs.cachedStreamComm = c.run.commId;
+    fs.cachedStreamRank = c.run.commRank;
+  }
+  if (int fd = fds_[static_cast<size_t>(file)]; !chunk && fd >= 0 && end > fs.next) {
+    size_t bytes = (end - fs.next) * format::kRecordSize;
+    ssize_t got = pread(fd, buffer_.data(), bytes,
+                        static_cast<off_t>(format::kHeaderSize + fs.next * format::kRecordSize));
+    // The file cannot shrink under a valid reader unless someone truncates it: then use the map.
+    if (got == static_cast<ssize_t>(bytes))
+      chunk = buffer_.data();
+  }
+  const format::Record *lastRecord = nullptr, *lastCall = nullptr;
+  if (c.matched > 0)
+    lastRecord = lastCall = &chunk[c.matched - 1];
+  for (uint64_t i = fs.next + c.matched; i < end; ++i) {
+    const format::Record &r = chunk ? chunk[i - fs.next] : reader.slot(i);
+    format::SlotState state = states ? states[i - fs.next] : format::classify(r);
+    if (state == format::SlotState::Empty) {
+      ++fs.emptyRun;
+      continue;
+    }
+    fs.holes += fs.emptyRun; // empty slots followed by a record were reserved, never written
+    fs.emptyRun = 0;
+    if (state != format::SlotState::Published) {
+      ++(state == format::SlotState::Torn ? fs.torn : fs.corrupt);
+      fs.firstProblem = std::min(fs.firstProblem, i);
+      continue;
+    }
+    if (!format::isKnownKind(r.kind)) {
+      ++fs.unknownKind; // a newer tracer's record: skipped, not misread
+      continue;
+    }
+    ++fs.published;
+    // The next record of a file is almost always the next call of the stream the last one went
+    // to: then routing is a few comparisons and a push, without a call.
+    if (MemberStream *s = fs.cachedStream;
+        s && r.kind < static_cast<uint8_t>(Kind::Send) && r.commId == fs.cachedStreamComm &&
+        r.commRank == fs.cachedStreamRank && r.seq() == s->nextSeq) {
+      s->nextSeq = r.seq() + 1;
+      s->queue.push(r);
+      ++fs.backlog;
+    } else {
+      route(file, r);
+    }
+    lastRecord = &r;
+    if (r.kind <= static_cast<uint8_t>(Kind::Recv))
+      lastCall = &r;
+    ++read;
+  }
+  if (lastRecord) {
+    fs.lastRecord = *lastRecord;
+    fs.hasLastRecord = true;
+  }
+  if (lastCall) {
+    ProcessState &process = processes_[static_cast<size_t>(file)];
+    process.lastCall = *lastCall;
+    process.hasLastCall = true;
+    process.lastCallCommId = lastCall->commId;
+  }
+  fs.next = end;
+  if (prefetcher_) {
+    prefetcher_->release(file); // the buffer is free again: fill it with a later chunk
+    prefetchNext(file);
+  }
+  recordsRead_ += read;
+  if (options_.recordsRead)
+    options_.recordsRead->fetch_add(end - slotsBefore, std::memory_order_relaxed);
+  constexpr uint64_t kReleaseSlots = (1u << 20) / format::kRecordSize;
+  if (!chunk && (fs.next - fs.releasedUpTo >= kReleaseSlots || fs.next == reader.slotCount())) {
+    releaseSlots(reader, fs.releasedUpTo, fs.next - fs.releasedUpTo);
+    fs.releasedUpTo = fs.next & ~uint64_t{63}; // 64 records per 4 KiB page
+  }
+  if (fs.next == reader.slotCount()) {
+    fs.done = true;
+    ProcessState &p = processes_[static_cast<size_t>(file)];
+    p.cut = p.cut || fs.torn || fs.corrupt;
+    reportDamage(file);
+    if (fs.hasLastRecord)
+      p.endTimeNs = format::nanosSinceCreate(reader.header(), fs.lastRecord.tscStart) +
+                    format::durationNanos(reader.header(), fs.lastRecord);
+  }
+}
+
+void Analysis::reportDamage(int file) {
+  const FileState &fs = files_[static_cast<size_t>(file)];
+  std::string out;
+  auto add = [&](const std::string &text) { out += (out.empty() ? "" : "; ") + text; };
+  if (fs.torn)
+    add(std::to_string(fs.torn) + " torn record(s) (written, never published)");
+  if (fs.corrupt)
+    add(std::to_string(fs.corrupt) + " corrupt record(s) (their check does not match)");
+  if (fs.torn || fs.corrupt)
+    out += ", the first at slot " + std::to_string(fs.firstProblem);
+  if (fs.holes)
+    add(std::to_string(fs.holes) + " record slot(s) reserved but never written");
+  if (fs.unknownKind)
+    add(std::to_string(fs.unknownKind) + " record(s) of a kind this version does not know");
+  if (!out.empty())
+    problem(traces_.files[static_cast<size_t>(file)].path, out);
+}
+
+void Analysis::settleUnknowns() {
+  // Every file is read: a member no file claimed has no trace, a communicator never created in
+  // any trace takes the ranks its calls named.
+  for (auto &c : comms_) {
+    if (c->comm.size < 0) {
+      c->comm.size = static_cast<int32_t>(c->aligner.memberCount());
+      problem("", "no trace records the creation of communicator " + hexCommId(c->comm.id) +
+                      "; its membership is inferred from its calls");
+    }
+    for (size_t r = 0; r < c->aligner.memberCount(); ++r) {
+      MemberStream &m = c->aligner.member(r);
+      if (m.file < 0)
+        m.noTrace = true;
+    }
+  }
+}
+
+AnalysisResult Analysis::run() {
+  bool settled = false;
+  while (true) {
+    bool matchedRound = matchRoundInPlace(), read = matchedRound;
+    for (size_t f = 0; f < files_.size() && !matchedRound; ++f) {
+      if (!files_[f].done && files_[f].backlog < backlogLimit_) {
+        readChunk(static_cast<int>(f));
+        read = true;
+      }
+    }
+    bool allDone = allFilesDone();
+    if (allDone && !settled) {
+      settleUnknowns();
+      settled = true;
+    }
+    bool progressed = false, allAligned = true;
+    for (size_t i = 0; i < comms_.size(); ++i) { // comms_ may grow while aligning: index loop
+      CommState &c = *comms_[i];
+      if (!c.inPartition || c.aligner.done())
+        continue;
+      CommAligner::Result result = c.aligner.run(*this, *this);
+      progressed = progressed || result != CommAligner::Result::Wait;
+      allAligned = allAligned && result == CommAligner::Result::Done;
+    }
+    if (allDone && allAligned)
+      break;
+    if (!read && !progressed) {
+      if (allDone)
+        break;            // cannot happen: with every file read each aligner can finish; never spin
+      backlogLimit_ *= 2; // every reader paused and no aligner can go on: let them run ahead
+    }
+  }
+  for (auto &c : comms_) {
+    if (!c->inPartition)
+      continue;
+    c->pointToPoint.finish(
+        c->comm,
+        [&](int32_t peer) {
+          if (peer < 0 || static_cast<size_t>(peer) >= c->aligner.memberCount())
+            return Presence::NoTrace;
+          const MemberStream &m = c->aligner.member(static_cast<size_t>(peer));
+          if (m.noTrace || m.file < 0 || processes_[static_cast<size_t>(m.file)].cut)
+            return Presence::NoTrace;
+          const ProcessState &p = processes_[static_cast<size_t>(m.file)];
+          return p.finished || p.finalized || m.released ? Presence::Exited : Presence::NotReached;
+        },
+        [&](const PointToPointEvent &e) {
+          for (auto &rule : rules_)
+            rule->onPointToPoint(e, context_);
+        });
+  }
+  for (auto &rule : rules_)
+    rule->onJobEnd(context_);
+
+  AnalysisResult result;
+  result.recordsRead = recordsRead_;
+  for (auto &c : comms_) {
+    if (!c->inPartition)
+      continue;
+    CommSummary summary;
+    summary.comm = c->comm;
+    summary.positions = c->aligner.positions();
+    summary.pointToPoint = c->pointToPoint.matched();
+    for (size_t r = 0; r < c->aligner.memberCount(); ++r)
+      summary.callsIssued.push_back(c->aligner.member(r).consumed);
+    result.positions += summary.positions;
+    result.communicators.push_back(std::move(summary));
+  }
+  for (const FileState &fs : files_)
+    result.recordsPerFile.push_back(fs.published);
+  result.problems = streamProblems_;
+  result.findings = findings_.take();
+  result.pictures = recorder_.take();
+  return result;
+}
+
+} // namespace
+
+AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options) {
+  Analysis analysis(traces, options);
+  return analysis.run();
+}
+
+} // namespace collcheck::analyzer

@@ -1,0 +1,88 @@
+// --sarif: SARIF 2.1.0. Rule ids are the catalogue's (stable); a finding's location is the trace
+// file of the first rank it names, its logical location the communicator and sequence range.
+#include "report.h"
+
+#include <algorithm>
+
+namespace collcheck::analyzer {
+
+namespace {
+const char *level(Severity s) {
+  return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note";
+}
+} // namespace
+
+void writeSarif(std::ostream &out, const ReportInput &in) {
+  using nlohmann::ordered_json;
+  ordered_json rulesJson = ordered_json::array();
+  std::vector<std::string> ids;
+  for (const rules::Rule &r : rules::catalogue()) {
+    if (r.checker == "lint")
+      continue;
+    ids.push_back(r.id);
+    rulesJson.push_back({{"id", r.id},
+                         {"name", r.title},
+                         {"shortDescription", {{"text", r.summary}}},
+                         {"fullDescription", {{"text", r.summary}}},
+                         {"help", {{"text", r.summary}, {"markdown", r.page}}},
+                         {"defaultConfiguration", {{"level", level(r.severity)}}}});
+  }
+  ordered_json artifacts = ordered_json::array();
+  for (const TraceFile &f : in.traces.files)
+    artifacts.push_back({{"location", {{"uri", f.path}}}});
+  ordered_json results = ordered_json::array();
+  for (const Finding &f : in.result.findings) {
+    ordered_json result;
+    result["ruleId"] = f.ruleId;
+    auto it = std::find(ids.begin(), ids.end(), f.ruleId);
+    if (it != ids.end())
+      result["ruleIndex"] = it - ids.begin();
+    result["level"] = level(f.severity);
+    std::string text = f.message;
+    for (const std::string &note : f.notes)
+      text += "\n" + note;
+    result["message"] = {{"text", text}};
+    std::string uri;
+    if (!f.files.empty())
+      uri = f.files.front();
+    for (const RankGroup &g : f.groups) {
+      if (!uri.empty() || g.ranks.empty())
+        break;
+      int file = in.traces.fileOfWorldRank(g.ranks.front());
+      if (file >= 0)
+        uri = in.traces.files[static_cast<size_t>(file)].path;
+    }
+    ordered_json location;
+    if (!uri.empty())
+      location["physicalLocation"] = {{"artifactLocation", {{"uri", uri}}}};
+    location["logicalLocations"] = ordered_json::array(
+        {{{"name", findingLocation(f)},
+          {"fullyQualifiedName",
+           f.commId ? hexCommId(f.commId) + "/" + findingLocation(f) : findingLocation(f)},
+          {"kind", f.commId ? "communicator" : "job"}}});
+    result["locations"] = ordered_json::array({location});
+    // Same rule, communicator and message: the same result across runs of a job.
+    result["partialFingerprints"] = {
+        {"collcheck/v1", f.ruleId + ":" + f.commLabel + ":" + f.message}};
+    ordered_json properties = findingJson(f);
+    properties.erase("message");
+    result["properties"] = properties;
+    results.push_back(result);
+  }
+  ordered_json run;
+  run["tool"] = {{"driver",
+                  {{"name", "collcheck"},
+                   {"version", COLLCHECK_VERSION},
+                   {"semanticVersion", COLLCHECK_VERSION},
+                   {"rules", rulesJson}}}};
+  run["artifacts"] = artifacts;
+  run["results"] = results;
+  run["columnKind"] = "unicodeCodePoints";
+  ordered_json sarif;
+  sarif["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
+  sarif["version"] = "2.1.0";
+  sarif["runs"] = ordered_json::array({run});
+  out << sarif.dump(2) << "\n";
+}
+
+} // namespace collcheck::analyzer

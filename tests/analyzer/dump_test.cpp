@@ -1,0 +1,156 @@
+// collcheck dump: files written by format::Writer print as a header object and JSON Lines; a file
+// that is truncated, bit-flipped, foreign or of another version is refused (exit 2) or named slot
+// by slot, never misread.
+#include "job_builder.h"
+#include "writer.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+using namespace collcheck;
+using namespace collcheck::testing;
+
+namespace {
+
+struct CommandResult {
+  int status = -1;
+  std::string out, err;
+};
+
+CommandResult runCollcheck(const std::string &args) {
+  std::string errFile =
+      std::filesystem::temp_directory_path() / ("collcheck-dump-err-" + std::to_string(getpid()));
+  std::string command = std::string(COLLCHECK_BIN) + " " + args + " 2>" + errFile;
+  CommandResult run;
+  FILE *p = popen(command.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    run.out.append(buf.data(), n);
+  int st = pclose(p);
+  run.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(errFile);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  run.err = ss.str();
+  std::filesystem::remove(errFile);
+  return run;
+}
+
+std::vector<nlohmann::json> lines(const std::string &out) {
+  std::vector<nlohmann::json> all;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line))
+    all.push_back(nlohmann::json::parse(line));
+  return all;
+}
+
+std::string oneFile(const std::string &name) {
+  std::string dir = freshDir(name);
+  RankTrace t(1, 2);
+  t.call(allreduce(1024)).call(bcast(16, 0)).call(barrier(), kWorld, false);
+  return writeJob(dir, {RankTrace(0, 2), t})[1];
+}
+
+void patch(const std::string &path, uint64_t offset, const void *bytes, size_t size) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(static_cast<const char *>(bytes), static_cast<std::streamsize>(size));
+}
+
+TEST(Dump, HeaderThenOneRecordALine) {
+  std::string path = oneFile("dump-ok");
+  CommandResult run = runCollcheck("dump " + path);
+  ASSERT_EQ(run.status, 0) << run.err;
+  auto all = lines(run.out);
+  ASSERT_EQ(all.size(), 6u); // header, comm_create, comm_members, 3 calls
+  EXPECT_EQ(all[0]["world_rank"], 1);
+  EXPECT_EQ(all[0]["job_id"], "job-1");
+  EXPECT_EQ(all[1]["kind"], "comm_create");
+  EXPECT_EQ(all[1]["origin"], "world");
+  EXPECT_EQ(all[2]["kind"], "comm_members");
+  EXPECT_EQ(all[2]["members"], nlohmann::json::parse("[0,1]"));
+  EXPECT_EQ(all[3]["kind"], "allreduce");
+  EXPECT_EQ(all[3]["comm"], "0x776f726c64000001");
+  EXPECT_EQ(all[3]["seq"], 0);
+  EXPECT_EQ(all[3]["count"], 1024);
+  EXPECT_EQ(all[3]["dtype"], "float32");
+  EXPECT_EQ(all[3]["op"], "sum");
+  EXPECT_EQ(all[4]["kind"], "broadcast");
+  EXPECT_EQ(all[4]["root"], 0);
+  EXPECT_TRUE(all[5]["duration_ns"].is_null()); // the barrier never returned
+  EXPECT_FALSE(all[3]["duration_ns"].is_null());
+  EXPECT_TRUE(run.err.empty()) << run.err;
+}
+
+TEST(Dump, TruncatedHeaderIsRefused) {
+  std::string path = oneFile("dump-short");
+  std::filesystem::resize_file(path, 100);
+  CommandResult run = runCollcheck("dump " + path);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find(path), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("truncated"), std::string::npos) << run.err;
+}
+
+TEST(Dump, ForeignFileIsRefused) {
+  std::string path = oneFile("dump-magic");
+  patch(path, 0, "NOTATRACE", 8);
+  CommandResult run = runCollcheck("dump " + path);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("bad magic"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty());
+}
+
+TEST(Dump, OtherVersionIsRefused) {
+  std::string path = oneFile("dump-version");
+  uint32_t version = 99;
+  patch(path, offsetof(format::FileHeader, version), &version, sizeof version);
+  CommandResult run = runCollcheck("dump " + path);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("unsupported trace version 99"), std::string::npos) << run.err;
+}
+
+TEST(Dump, FlippedBitIsNamedBySlotAndTheRestPrinted) {
+  std::string path = oneFile("dump-flip");
+  // Slot 3 (the broadcast): flip one bit of its count.
+  uint64_t offset = format::kHeaderSize + 3 * format::kRecordSize + offsetof(format::Record, count);
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  char byte;
+  in.read(&byte, 1);
+  in.close();
+  byte ^= 0x04;
+  patch(path, offset, &byte, 1);
+  CommandResult run = runCollcheck("dump " + path);
+  EXPECT_EQ(run.status, 0);
+  auto all = lines(run.out);
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[3]["kind"], "allreduce");
+  EXPECT_EQ(all[4]["kind"], "barrier");
+  EXPECT_NE(run.err.find("slot 3 is corrupt"), std::string::npos) << run.err;
+}
+
+TEST(Dump, TruncatedInsideARecordPrintsTheWholeOnes) {
+  std::string path = oneFile("dump-cut");
+  std::filesystem::resize_file(path, format::kHeaderSize + 4 * format::kRecordSize + 20);
+  CommandResult run = runCollcheck("dump " + path);
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(lines(run.out).size(), 5u);
+  EXPECT_NE(run.err.find("ends inside slot 4"), std::string::npos) << run.err;
+}
+
+TEST(Dump, MissingFileIsRefused) {
+  CommandResult run = runCollcheck("dump /nonexistent/x.cctrace");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("/nonexistent/x.cctrace"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Real MPI programs under the tracer, then `collcheck analyze --json`: each bug program yields
+its finding class (a hung job is killed after a timeout, as a person would), and the correct
+programs yield no finding at all."""
+import argparse
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+RANKS = 4
+# The participation rules these tests are about (the objective rules may add notes on windows).
+PARTICIPATION = {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
+                 "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch",
+                 "collective-reorder", "send-recv-mismatch", "hang", "incomplete-trace"}
+
+
+def kill_leftovers(trace_dir):
+    """Ranks of a killed job can outlive mpirun: stop the processes named in our own traces."""
+    for name in os.listdir(trace_dir) if os.path.isdir(trace_dir) else []:
+        try:
+            with open(os.path.join(trace_dir, name), "rb") as f:
+                header = f.read(28)
+            pid = struct.unpack_from("<i", header, 24)[0]
+            if pid > 1:
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, struct.error):
+            pass
+
+
+def run_job(args, program, program_args, trace_dir, timeout):
+    shutil.rmtree(trace_dir, ignore_errors=True)
+    os.makedirs(trace_dir)
+    env = dict(os.environ, COLLCHECK_OUTPUT=trace_dir, LD_PRELOAD=args.preload)
+    command = (f"{args.mpirun} -np {RANKS} {os.path.join(args.programs, program)} "
+               + " ".join(program_args))
+    job = subprocess.Popen(command, shell=True, env=env, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        job.wait(timeout=timeout)
+        killed = False
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+        killed = True
+    kill_leftovers(trace_dir)
+    time.sleep(0.2)
+    return killed
+
+
+def analyze(args, trace_dir):
+    out = subprocess.run([args.collcheck, "analyze", "--json", "-", "--quiet", trace_dir],
+                         capture_output=True, text=True, timeout=60)
+    if out.returncode == 2:
+        raise AssertionError(f"analyze refused {trace_dir}: {out.stderr}")
+    return out.returncode, json.loads(out.stdout)
+
+
+def ranks(finding, role):
+    return sorted(r for g in finding["groups"] if g["role"] == role for r in g["ranks"])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    for option in ("collcheck", "preload", "programs", "mpirun", "work"):
+        p.add_argument("--" + option, required=True)
+    p.add_argument("--nccl", action="store_true", help="also the NCCL programs (test double)")
+    args = p.parse_args()
+    failures = []
+    passed = 0
+
+    def case(name, program, program_args, timeout, expect_killed, check):
+        nonlocal passed
+        trace_dir = os.path.join(args.work, name)
+        killed = run_job(args, program, program_args, trace_dir, timeout)
+        try:
+            if expect_killed is not None and killed != expect_killed:
+                raise AssertionError("the job was killed" if killed else "the job finished")
+            status, report = analyze(args, trace_dir)
+            check(status, report)
+            passed += 1
+            print(f"ok   {name}")
+        except AssertionError as e:
+            failures.append(name)
+            print(f"FAIL {name}: {e}")
+            out = subprocess.run([args.collcheck, "analyze", "--color=never", trace_dir],
+                                 capture_output=True, text=True)
+            print(out.stdout + out.stderr)
+
+    def of(report, rule):
+        return [f for f in report["findings"] if f["rule"] == rule]
+
+    def expect_clean(status, report):
+        assert report["findings"] == [], [f["message"] for f in report["findings"]]
+        assert status == 0, status
+        assert report["summary"]["collectives_checked"] > 0
+
+    case("correct_uniform", "correct_uniform", [], 60, False, expect_clean)
+
+    def missing(status, report):
+        found = of(report, "missing-participant")
+        assert len(found) == 1, [f["message"] for f in report["findings"]]
+        assert ranks(found[0], "issued") == [0, 1, 2], found[0]
+        assert ranks(found[0], "did not issue") == [3], found[0]
+        assert found[0]["communicator"]["label"] == "world"
+        assert status == 1
+
+    case("missing_participant", "bug_missing_participant", [], 5, None, missing)
+
+    for field, rule in (("kind", "kind-mismatch"), ("count", "count-mismatch"),
+                        ("datatype", "datatype-mismatch"), ("op", "reduce-op-mismatch"),
+                        ("root", "root-mismatch")):
+        def signature(status, report, rule=rule):
+            found = of(report, rule)
+            assert found, [f["message"] for f in report["findings"]]
+            assert 1 in ranks(found[0], "differs"), found[0]
+            assert found[0]["seq"]["first"] == 1, found[0]
+            assert status == 1
+
+        case(f"signature_{field}", "bug_signature", [field], 5, None, signature)
+
+    def reorder(status, report):
+        found = of(report, "collective-reorder")
+        assert len(found) == 1, [f["message"] for f in report["findings"]]
+        assert ranks(found[0], "other order") == [2, 3], found[0]
+        assert found[0]["seq"] == {"first": 3, "last": 4}, found[0]
+        assert not of(report, "kind-mismatch"), "a reorder must not cascade into mismatches"
+        assert status == 1
+
+    case("reorder", "bug_reorder", [], 5, None, reorder)
+
+    def hang(status, report):
+        world = [f for f in of(report, "hang") if f["communicator"]["label"] == "world"]
+        assert len(world) == 1, [f["message"] for f in report["findings"]]
+        assert ranks(world[0], "waiting") == [0, 1, 2], world[0]
+        assert ranks(world[0], "waited for") == [3], world[0]
+        detail = [g["detail"] for g in world[0]["groups"] if g["role"] == "waited for"][0]
+        assert "stuck in barrier" in detail, detail
+        assert any("last sequence number reached on world" in n for n in world[0]["notes"])
+        assert status == 1
+
+    case("hang", "bug_hang", [], 4, True, hang)
+
+    if args.nccl:
+        case("nccl_correct", "nccl_job", ["correct"], 60, False, expect_clean)
+
+        def premulsum(status, report):
+            found = of(report, "premulsum-scalar-mismatch")
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            assert ranks(found[0], "differs") == [1], found[0]
+            assert "scalar 0.5" in found[0]["message"], found[0]["message"]
+            assert found[0]["severity"] == "note"
+            others = [f for f in report["findings"] if f["rule"] in PARTICIPATION]
+            assert len(others) == 1, [f["message"] for f in others]
+
+        case("nccl_premulsum", "nccl_job", ["premulsum"], 30, None, premulsum)
+
+        def sendrecv(status, report):
+            found = of(report, "send-recv-mismatch")
+            assert found, [f["message"] for f in report["findings"]]
+            assert "rank 0 sends 256 x float32 to rank 1" in found[0]["message"], found[0]
+            assert "which receives 128" in found[0]["message"], found[0]
+            assert status == 1
+
+        case("nccl_sendrecv", "nccl_job", ["sendrecv"], 10, None, sendrecv)
+
+    print(f"{passed} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+#include "checks/CollectiveNotReachedCheck.h"
+
+#include "checks/Describe.h"
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+
+namespace collcheck::lint {
+namespace {
+
+// A condition matters when it is not rank-uniform and depends on the rank or on a local count,
+// and the paths it chooses between do not issue the same collectives.
+bool divergent(const ControlDependence &dep, bool onSubCommunicator) {
+  const Value &v = dep.value;
+  if (v.uniform || dep.balanced || !(v.rankDerived || v.countDerived))
+    return false;
+  // Ranks chosen by a colour talk on the communicator that colour built.
+  return !(onSubCommunicator && v.rankDerived && !v.countDerived);
+}
+
+std::string dependsOn(const Value &v, const clang::ASTContext &context) {
+  if (v.rankDerived)
+    return v.rankSource.subject ? "the rank (" + quoted(v.rankSource.subject) + ")" : "the rank";
+  // `batches.size()`: name the size, not the container.
+  if (llvm::isa_and_nonnull<clang::CallExpr>(v.countSource.at))
+    return "'" + sourceText(v.countSource.at, context) + "', a count of this rank's items";
+  if (v.countSource.subject)
+    return quoted(v.countSource.subject) + ", a count of this rank's items";
+  return "a count of this rank's items";
+}
+
+const char *jumpName(const clang::Stmt *jump) {
+  if (llvm::isa<clang::ContinueStmt>(jump))
+    return "continue";
+  if (llvm::isa<clang::BreakStmt>(jump))
+    return "break";
+  if (llvm::isa<clang::CXXThrowExpr>(jump))
+    return "throw";
+  return "return";
+}
+
+} // namespace
+
+void CollectiveNotReachedCheck::onCollective(const CollectiveEvent &event,
+                                             clang::ASTContext &context,
+                                             std::vector<Finding> &out) {
+  const ControlDependence *culprit = nullptr;
+  for (auto it = event.controls.rbegin(); it != event.controls.rend() && !culprit; ++it)
+    if (divergent(*it, event.onSubCommunicator))
+      culprit = &*it;
+  if (!culprit)
+    return;
+  std::string cond = "'" + sourceText(culprit->condition, context) + "'";
+  std::string why;
+  using Kind = ControlDependence::Kind;
+  switch (culprit->kind) {
+  case Kind::Branch:
+    why = "it is issued only where " + cond + " holds";
+    break;
+  case Kind::Loop:
+    why = "it is issued once per iteration of a loop bounded by " + cond;
+    break;
+  case Kind::EarlyExit:
+    why = std::string("ranks where ") + cond + " holds skip it (" + jumpName(culprit->exit) + ")";
+    break;
+  case Kind::LoopExit:
+    why = std::string("ranks where ") + cond + " holds leave its loop early (" +
+          jumpName(culprit->exit) + ")";
+    break;
+  }
+  if (culprit->reordered && culprit->kind == Kind::Branch)
+    why = "the branches of " + cond + " issue the same collectives in different orders";
+  Finding f = finding(event.call, "'" + event.name + "' is not reached by every rank: " + why +
+                                      ", which depends on " + dependsOn(culprit->value, context) +
+                                      "; issue it on every rank (a zero contribution is fine) or "
+                                      "make the condition rank-uniform");
+  f.notes.push_back(
+      {culprit->condition->getExprLoc(),
+       "this condition differs across ranks: it depends on " + dependsOn(culprit->value, context)});
+  if (culprit->exit)
+    f.notes.push_back({culprit->exit->getBeginLoc(), "ranks taking this path leave here"});
+  const Origin &source =
+      culprit->value.rankDerived ? culprit->value.rankSource : culprit->value.countSource;
+  if (source.at)
+    addNote(f, source,
+            culprit->value.rankDerived ? "the rank is read here"
+                                       : "this rank's count is formed here");
+  out.push_back(std::move(f));
+}
+
+} // namespace collcheck::lint

@@ -1,0 +1,13 @@
+# Writes OUT: one {"<dir>/<name>", R"(...)"} entry per header in HEADERS, named relative to ROOT.
+set(content "// Generated from lint/cuda/*/*.h by embed_headers.cmake. Do not edit.\n")
+foreach(header IN LISTS HEADERS)
+  file(READ ${header} text)
+  string(FIND "${text}" ")collcheck_header\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${header} contains the raw-string delimiter")
+  endif()
+  file(RELATIVE_PATH name ${ROOT} ${header})
+  string(APPEND content "{\"${name}\", R\"collcheck_header(${text})collcheck_header\"},\n")
+endforeach()
+file(WRITE ${OUT}.tmp "${content}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

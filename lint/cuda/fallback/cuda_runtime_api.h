@@ -1,0 +1,3 @@
+// collcheck-lint CUDA fallback: see cuda_runtime.h.
+#pragma once
+#include "cuda_runtime.h"

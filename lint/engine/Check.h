@@ -1,0 +1,105 @@
+// The contract between the flow analysis and the checks. The analysis walks each function and
+// reports what it sees as events (a value reaching an averaging reducer, a division, a collective
+// call under its control conditions); a check looks at the events of its rule and turns the wrong
+// ones into findings. Policy lives in the checks, knowledge of the code in the analysis.
+#pragma once
+
+#include "engine/Value.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/Basic/SourceLocation.h"
+
+#include <string>
+#include <vector>
+
+namespace collcheck::lint {
+
+struct Note {
+  clang::SourceLocation loc;
+  std::string message;
+};
+
+struct FixIt {
+  clang::CharSourceRange range;
+  std::string replacement;
+};
+
+struct Finding {
+  std::string ruleId;
+  clang::SourceLocation loc;
+  clang::SourceRange range;
+  std::string message;
+  std::vector<Note> notes; // the flow, in order
+  std::vector<FixIt> fixes;
+};
+
+// A value reaches a reducer that averages over the ranks: an averaging op (ncclAvg, c10d AVG, a
+// wrapper declared `avg`), a PreMulSum by 1/P, or a SUM whose result is then divided by P.
+struct ReductionEvent {
+  enum class Averaging { AverageOp, PreMulSumByInverseSize, SumThenDivide };
+  Averaging how = Averaging::AverageOp;
+  const clang::Expr *reportAt = nullptr;    // the reducer, or the outermost wrapper call
+  const clang::Expr *reducerCall = nullptr; // the reducer itself
+  const clang::Expr *opArgument = nullptr;  // the op as written at the reducer, when it is
+  std::string reducerName, opName;
+  const clang::Expr *divisionSite = nullptr; // SumThenDivide: the division by P
+  std::vector<WrapperStep> steps;            // wrappers between reportAt and the reducer
+  Value input;                               // the data entering the reducer
+  CountPowers effective;                     // its powers once the reducer has averaged
+};
+
+// A division `dividend / divisor` (or `/=`, or a tensor div).
+struct DivisionEvent {
+  const clang::Expr *division = nullptr;
+  const clang::Expr *divisor = nullptr;
+  Value dividendValue, divisorValue;
+};
+
+// A condition a statement depends on.
+struct ControlDependence {
+  enum class Kind {
+    Branch,    // inside one branch of an if or switch
+    Loop,      // inside a loop, which runs as long as `condition` holds
+    EarlyExit, // after a `continue`, `break`, `return` or `throw` taken when `condition` holds
+    LoopExit   // inside a loop that some ranks leave early (break or return under `condition`)
+  };
+  Kind kind = Kind::Branch;
+  const clang::Expr *condition = nullptr;
+  const clang::Stmt *exit = nullptr; // EarlyExit and LoopExit: the jump
+  Value value;                       // the condition's value
+  bool balanced = false;             // every path issues the same collectives
+  bool reordered = false;            // the paths issue the same collectives in different orders
+  unsigned id = 0;
+};
+
+// A call that issues a collective: a reducer of the table, or a function of this translation unit
+// that (transitively) issues one.
+struct CollectiveEvent {
+  const clang::Expr *call = nullptr;
+  std::string name;
+  bool onSubCommunicator = false;
+  std::vector<ControlDependence> controls; // outermost first
+};
+
+class Check {
+public:
+  explicit Check(std::string ruleId) : ruleId_(std::move(ruleId)) {}
+  virtual ~Check() = default;
+  const std::string &ruleId() const { return ruleId_; }
+
+  virtual void onReduction(const ReductionEvent &, clang::ASTContext &, std::vector<Finding> &) {}
+  virtual void onDivision(const DivisionEvent &, clang::ASTContext &, std::vector<Finding> &) {}
+  virtual void onCollective(const CollectiveEvent &, clang::ASTContext &, std::vector<Finding> &) {}
+
+protected:
+  Finding finding(const clang::Expr *at, std::string message) const;
+
+private:
+  std::string ruleId_;
+};
+
+// Short source text of `e` for messages ("'loss_sum / n'"), cut at `limit` characters.
+std::string sourceText(const clang::Stmt *s, const clang::ASTContext &context, size_t limit = 40);
+std::string quoted(const clang::NamedDecl *d);
+
+} // namespace collcheck::lint

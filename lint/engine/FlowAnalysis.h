@@ -1,0 +1,54 @@
+// Flow analysis within functions, and across the functions of one translation unit.
+//
+// Each function is walked statement by statement, in order, keeping an abstract Value (Value.h) for
+// every variable, field and pointee; branches are walked separately and merged, loops until their
+// values settle. Calls of functions defined in the translation unit are walked with the caller's
+// argument values, so a helper that forms a mean, copies it to the device or averages its parameter
+// behaves as its body says (a function whose parameter reaches an averaging reducer is an averaging
+// reducer for its callers). Functions nobody calls are the roots, walked with unknown parameters.
+//
+// The walk reports events (Check.h); it decides nothing about findings.
+#pragma once
+
+#include "engine/Check.h"
+#include "engine/CollectiveSignature.h"
+#include "engine/ReducerTable.h"
+
+#include <memory>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class FunctionDecl;
+class CXXMethodDecl;
+} // namespace clang
+
+namespace collcheck::lint {
+
+class FlowListener {
+public:
+  virtual ~FlowListener() = default;
+  virtual void reduction(const ReductionEvent &event) = 0;
+  virtual void division(const DivisionEvent &event) = 0;
+  virtual void collective(const CollectiveEvent &event) = 0;
+};
+
+class FlowAnalysis {
+public:
+  FlowAnalysis(clang::ASTContext &context, const LintConfig &config, const ReducerTable &table,
+               CollectiveSignatures &signatures, FlowListener &listener);
+  ~FlowAnalysis();
+
+  void analyzeRoot(const clang::FunctionDecl *function);
+  // Walked as a root or from a caller.
+  bool analyzed(const clang::FunctionDecl *function) const;
+  // Lambdas met during the walks whose closures were never called where the walk could see it
+  // (passed to an algorithm or a thread): they are walked as roots of their own.
+  std::vector<const clang::CXXMethodDecl *> unwalkedLambdas() const;
+
+private:
+  class Walker;
+  std::unique_ptr<Walker> walker_;
+};
+
+} // namespace collcheck::lint

@@ -1,0 +1,80 @@
+#include "engine/ReducerTable.h"
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+
+namespace collcheck::lint {
+namespace {
+
+llvm::StringRef shortName(llvm::StringRef name) {
+  size_t colon = name.rfind("::");
+  return colon == llvm::StringRef::npos ? name : name.substr(colon + 2);
+}
+
+bool matchesQualified(const clang::FunctionDecl *function, llvm::StringRef specName,
+                      unsigned depth = 0) {
+  if (function->getQualifiedNameAsString() == specName)
+    return true;
+  // A call through a derived process group (ProcessGroupNCCL::allreduce) is still the reducer.
+  if (const auto *method = llvm::dyn_cast<clang::CXXMethodDecl>(function); method && depth < 8)
+    for (const clang::CXXMethodDecl *overridden : method->overridden_methods())
+      if (matchesQualified(overridden, specName, depth + 1))
+        return true;
+  return false;
+}
+
+} // namespace
+
+bool matchesSpecName(const clang::FunctionDecl *function, llvm::StringRef specName) {
+  const clang::IdentifierInfo *id = function->getIdentifier();
+  if (!id || id->getName() != shortName(specName))
+    return false;
+  if (!specName.contains("::"))
+    return true;
+  return matchesQualified(function, specName);
+}
+
+ReducerTable::ReducerTable(const LintConfig &config) {
+  for (const ReducerSpec &spec : config.reducers)
+    byShortName_[shortName(spec.name)].reducers.push_back(&spec);
+  for (const QuerySpec &spec : config.queries)
+    byShortName_[shortName(spec.name)].queries.push_back(&spec);
+  for (const PreMulSumFactorySpec &spec : config.preMulSumFactories)
+    byShortName_[shortName(spec.name)].preMulSums.push_back(&spec);
+  for (const CopySpec &spec : config.copies)
+    byShortName_[shortName(spec.name)].copies.push_back(&spec);
+}
+
+ReducerTable::Match ReducerTable::lookup(const clang::FunctionDecl *function) const {
+  auto [it, inserted] = cache_.try_emplace(function);
+  if (inserted)
+    it->second = compute(function);
+  return it->second;
+}
+
+ReducerTable::Match ReducerTable::compute(const clang::FunctionDecl *function) const {
+  Match match;
+  const clang::IdentifierInfo *id = function ? function->getIdentifier() : nullptr;
+  if (!id)
+    return match;
+  auto it = byShortName_.find(id->getName());
+  if (it == byShortName_.end())
+    return match;
+  const Candidates &c = it->second;
+  // Later entries (the project's config) take precedence over the built-in ones.
+  for (auto spec = c.reducers.rbegin(); spec != c.reducers.rend() && !match.reducer; ++spec)
+    if (matchesSpecName(function, (*spec)->name))
+      match.reducer = *spec;
+  for (auto spec = c.queries.rbegin(); spec != c.queries.rend() && !match.query; ++spec)
+    if (matchesSpecName(function, (*spec)->name))
+      match.query = *spec;
+  for (const PreMulSumFactorySpec *spec : c.preMulSums)
+    if (!match.preMulSum && matchesSpecName(function, spec->name))
+      match.preMulSum = spec;
+  for (const CopySpec *spec : c.copies)
+    if (!match.copy && matchesSpecName(function, spec->name))
+      match.copy = spec;
+  return match;
+}
+
+} // namespace collcheck::lint

@@ -1,0 +1,107 @@
+#include "engine/Value.h"
+
+#include <algorithm>
+
+namespace collcheck::lint {
+namespace {
+
+int8_t clampPower(int value) { return static_cast<int8_t>(std::clamp(value, -4, 4)); }
+
+// Merge of one exponent: a division on either path wins, then a count on either path.
+int8_t joinPower(int8_t a, int8_t b) {
+  if (a == b)
+    return a;
+  if (a < 0 || b < 0)
+    return std::min(a, b);
+  return std::max(a, b);
+}
+
+ReduceOpKind joinOp(ReduceOpKind a, ReduceOpKind b) {
+  if (a == b || b == ReduceOpKind::None)
+    return a;
+  if (a == ReduceOpKind::None)
+    return b;
+  return ReduceOpKind::Unknown;
+}
+
+} // namespace
+
+CountPowers CountPowers::operator+(CountPowers other) const {
+  return {clampPower(local + other.local), clampPower(reduced + other.reduced),
+          clampPower(commSize + other.commSize)};
+}
+
+CountPowers CountPowers::operator-(CountPowers other) const {
+  return {clampPower(local - other.local), clampPower(reduced - other.reduced),
+          clampPower(commSize - other.commSize)};
+}
+
+Value Value::uniformConstant(double value) {
+  Value v;
+  v.uniform = true;
+  v.constant = value;
+  v.nonZero = value != 0;
+  return v;
+}
+
+bool Value::sameFacts(const Value &o) const {
+  return uniform == o.uniform && reduced == o.reduced && rankDerived == o.rankDerived &&
+         countDerived == o.countDerived && nonZero == o.nonZero && mask == o.mask &&
+         exactRank == o.exactRank && exactSize == o.exactSize &&
+         subCommunicator == o.subCommunicator && powers == o.powers && constant == o.constant &&
+         op == o.op && opScalar == o.opScalar &&
+         (pendingSum == nullptr) == (o.pendingSum == nullptr) && paramMask == o.paramMask &&
+         lambda == o.lambda;
+}
+
+Value join(const Value &a, const Value &b) {
+  Value r;
+  r.uniform = a.uniform && b.uniform;
+  r.reduced = a.reduced && b.reduced;
+  r.rankDerived = a.rankDerived || b.rankDerived;
+  r.countDerived = a.countDerived || b.countDerived;
+  r.nonZero = a.nonZero && b.nonZero;
+  r.mask = a.mask || b.mask;
+  r.exactRank = a.exactRank && b.exactRank;
+  r.exactSize = a.exactSize && b.exactSize;
+  r.subCommunicator = a.subCommunicator || b.subCommunicator;
+  r.powers = {joinPower(a.powers.local, b.powers.local),
+              joinPower(a.powers.reduced, b.powers.reduced),
+              joinPower(a.powers.commSize, b.powers.commSize)};
+  if (a.constant == b.constant)
+    r.constant = a.constant;
+  r.op = joinOp(a.op, b.op);
+  r.opScalar = a.op == ReduceOpKind::PreMulSum ? a.opScalar : b.opScalar;
+  r.opNamedAt = a.opNamedAt ? a.opNamedAt : b.opNamedAt;
+  r.meanFormed = a.meanFormed ? a.meanFormed : b.meanFormed;
+  r.normalized = a.normalized ? a.normalized : b.normalized;
+  r.countReduced = a.countReduced ? a.countReduced : b.countReduced;
+  r.rankSource = a.rankSource ? a.rankSource : b.rankSource;
+  r.countSource = a.countSource ? a.countSource : b.countSource;
+  r.pendingSum = a.pendingSum ? a.pendingSum : b.pendingSum;
+  r.paramMask = a.paramMask | b.paramMask;
+  r.lambda = a.lambda ? a.lambda : b.lambda;
+  return r;
+}
+
+Value mix(const Value &a, const Value &b) {
+  Value r;
+  r.uniform = a.uniform && b.uniform;
+  r.rankDerived = a.rankDerived || b.rankDerived;
+  r.countDerived = a.countDerived || b.countDerived;
+  r.rankSource = a.rankSource ? a.rankSource : b.rankSource;
+  r.countSource = a.countSource ? a.countSource : b.countSource;
+  r.paramMask = a.paramMask | b.paramMask;
+  return r;
+}
+
+CountPowers addPowers(CountPowers a, CountPowers b) {
+  if (a == b || b.isZero())
+    return a;
+  if (a.isZero())
+    return b;
+  return {joinPower(a.local, b.local), joinPower(a.reduced, b.reduced),
+          joinPower(a.commSize, b.commSize)};
+}
+
+} // namespace collcheck::lint

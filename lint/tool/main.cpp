@@ -1,0 +1,286 @@
+// collcheck-lint: the code-review check of collcheck. Usage and the config file: docs/lint.md.
+//
+//   collcheck-lint -p build/ src/train.cpp            files of a compilation database
+//   collcheck-lint src/train.cpp -- -std=c++20 -I...  one file, its flags after --
+//   git diff -U0 main | collcheck-lint -p build/ --diff=-   findings on changed lines only
+//
+// Exit status: 0 no findings, 1 findings, 2 could not run (bad usage, unreadable or unparsable
+// input, no compile command).
+#include "catalogue.h"
+#include "support/ChangedLines.h"
+#include "support/Config.h"
+#include "support/Sarif.h"
+#include "tool/CompileCommands.h"
+#include "tool/LintAction.h"
+
+#include "clang/Basic/Version.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace collcheck::lint;
+namespace cl = llvm::cl;
+namespace tooling = clang::tooling;
+
+namespace {
+
+constexpr int kClean = 0, kFindings = 1, kCouldNotRun = 2;
+
+cl::OptionCategory category("collcheck-lint options");
+
+cl::list<std::string> sources(cl::Positional, cl::desc("<source files>"), cl::cat(category));
+cl::opt<std::string> buildPath("p", cl::desc("Build directory holding compile_commands.json"),
+                               cl::value_desc("build-path"), cl::cat(category));
+cl::opt<std::string>
+    configPath("config",
+               cl::desc("Config file (default: the nearest .collcheck-lint.json above the first "
+                        "source file)"),
+               cl::value_desc("file"), cl::cat(category));
+cl::list<std::string> disabled("disable", cl::desc("Rules not to run (comma separated)"),
+                               cl::CommaSeparated, cl::value_desc("rule"), cl::cat(category));
+cl::opt<std::string> sarifPath("sarif", cl::desc("Also write SARIF 2.1.0 to <file> ('-': stdout)"),
+                               cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> sourceRootOption(
+    "source-root",
+    cl::desc("Root that SARIF URIs and --diff paths are relative to (default: the git repository "
+             "holding the current directory, else the current directory)"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> diffPath(
+    "diff",
+    cl::desc("Report only findings on lines a unified diff adds or changes ('-': stdin), e.g. "
+             "`git diff -U0 BASE`; with no source files, lint the changed files"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> cudaPath("cuda-path", cl::desc("CUDA installation for .cu host code"),
+                              cl::init(COLLCHECK_CUDA_ROOT), cl::value_desc("dir"),
+                              cl::cat(category));
+cl::opt<bool> cudaFallback(
+    "cuda-fallback",
+    cl::desc(
+        "Parse .cu files with collcheck-lint's minimal CUDA declarations, not the CUDA headers"),
+    cl::cat(category));
+cl::opt<std::string> resourceDir("resource-dir", cl::desc("Clang's builtin header directory"),
+                                 cl::init(COLLCHECK_CLANG_RESOURCE_DIR), cl::value_desc("dir"),
+                                 cl::cat(category), cl::Hidden);
+cl::list<std::string> extraArgs("extra-arg",
+                                cl::desc("Extra argument appended to every compile "
+                                         "command"),
+                                cl::value_desc("arg"), cl::cat(category));
+cl::opt<bool> listRules("list-rules", cl::desc("Print the rules and exit"), cl::cat(category));
+cl::opt<bool> quiet("quiet", cl::desc("No summary line on stderr"), cl::cat(category));
+
+int usageError(llvm::StringRef message) {
+  message.consume_front("error: ");
+  llvm::errs() << "collcheck-lint: error: " << message.rtrim() << "\n";
+  return kCouldNotRun;
+}
+
+std::string gitRoot(std::string dir) {
+  llvm::SmallString<256> path(dir);
+  while (!path.empty()) {
+    llvm::SmallString<256> git(path);
+    llvm::sys::path::append(git, ".git");
+    if (llvm::sys::fs::exists(git))
+      return std::string(path);
+    size_t parent = llvm::sys::path::parent_path(path).size();
+    if (parent == path.size())
+      break;
+    path.resize(parent); // the parent is a prefix: no copy from the buffer being changed
+  }
+  return {};
+}
+
+bool readInput(const std::string &path, std::string &text, std::string &error) {
+  auto buffer = path == "-" ? llvm::MemoryBuffer::getSTDIN() : llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = path + ": " + buffer.getError().message();
+    return false;
+  }
+  text = (*buffer)->getBuffer().str();
+  return true;
+}
+
+bool isSourceFile(llvm::StringRef path) {
+  llvm::StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".cu" ||
+         ext == ".C";
+}
+
+void printRules() {
+  for (const collcheck::rules::Rule &rule : collcheck::rules::catalogue())
+    if (rule.checker == "lint" || rule.checker == "both")
+      llvm::outs() << rule.id << " (" << collcheck::rules::severityName(rule.severity)
+                   << "): " << rule.title << "\n";
+}
+
+} // namespace
+
+int main(int argc, const char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](llvm::raw_ostream &out) {
+    out << "collcheck-lint " << COLLCHECK_VERSION << " (Clang " << CLANG_VERSION_STRING << ")\n";
+  });
+  // Everything after `--` is the compile command of every source file.
+  std::string fixedError;
+  std::unique_ptr<tooling::CompilationDatabase> database =
+      tooling::FixedCompilationDatabase::loadFromCommandLine(argc, argv, fixedError);
+  if (!fixedError.empty())
+    return usageError(fixedError);
+  std::string parseErrors;
+  llvm::raw_string_ostream parseStream(parseErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "collcheck-lint: static checks for distributed training code\n",
+                                   &parseStream)) {
+    llvm::errs() << parseStream.str();
+    return kCouldNotRun;
+  }
+  if (listRules) {
+    printRules();
+    return kClean;
+  }
+
+  llvm::SmallString<256> cwd;
+  llvm::sys::fs::current_path(cwd);
+  std::string sourceRoot = sourceRootOption.empty() ? gitRoot(std::string(cwd)) : "";
+  if (!sourceRootOption.empty())
+    sourceRoot = absolutePath(sourceRootOption);
+  if (sourceRoot.empty())
+    sourceRoot = std::string(cwd);
+
+  ChangedLines changed;
+  if (!diffPath.empty()) {
+    std::string text, error;
+    if (!readInput(diffPath, text, error) || !ChangedLines::parse(text, changed, error))
+      return usageError("--diff " + error);
+  }
+
+  std::vector<std::string> files(sources.begin(), sources.end());
+  if (files.empty() && !diffPath.empty())
+    for (const std::string &path : changed.files()) {
+      llvm::SmallString<256> full(sourceRoot);
+      llvm::sys::path::append(full, path);
+      if (isSourceFile(path) && llvm::sys::fs::exists(full))
+        files.push_back(std::string(full));
+    }
+  if (files.empty()) {
+    if (!diffPath.empty()) {
+      if (!quiet)
+        llvm::errs() << "collcheck-lint: the diff changes no source file\n";
+      return kClean;
+    }
+    return usageError("no source files given (see --help)");
+  }
+
+  std::string databaseError;
+  if (!database) {
+    if (!buildPath.empty())
+      database = tooling::CompilationDatabase::autoDetectFromDirectory(buildPath, databaseError);
+    else
+      database = tooling::CompilationDatabase::autoDetectFromSource(files.front(), databaseError);
+    if (!database)
+      return usageError(
+          (databaseError.empty() ? std::string("no compilation database") : databaseError) +
+          "\n  give the build directory with -p BUILD (it holds compile_commands.json), or the "
+          "compile flags after --, e.g.\n  collcheck-lint file.cpp -- -std=c++20 -Iinclude");
+    database = tooling::inferMissingCompileCommands(std::move(database));
+  }
+
+  LintConfig config = LintConfig::defaults();
+  std::string configFile = configPath;
+  if (configFile.empty())
+    configFile = findConfigFile(llvm::sys::path::parent_path(absolutePath(files.front())).str());
+  if (!configFile.empty()) {
+    std::string error;
+    if (!loadConfigFile(configFile, config, error))
+      return usageError(error);
+  }
+  for (std::string id : disabled) {
+    if (llvm::StringRef(id).starts_with("collcheck-"))
+      id = id.substr(10);
+    if (!collcheck::rules::find(id))
+      return usageError("--disable: no rule '" + id + "' (see --list-rules)");
+    config.disabledRules.insert(id);
+  }
+
+  bool couldNotRun = false;
+  std::vector<std::string> runnable;
+  for (const std::string &file : files) {
+    if (!llvm::sys::fs::is_regular_file(file)) {
+      llvm::errs() << "collcheck-lint: error: " << file << ": no such file\n";
+      couldNotRun = true;
+    } else {
+      runnable.push_back(file);
+    }
+  }
+
+  LintOptions options;
+  options.config = &config;
+  options.changedLines = diffPath.empty() ? nullptr : &changed;
+  options.sourceRoot = sourceRoot;
+  // LLVM's own --color option (default: when stdout is a terminal).
+  // SARIF on stdout moves the text diagnostics to stderr.
+  options.out = sarifPath == "-" ? &llvm::errs() : &llvm::outs();
+  options.color = llvm::WithColor(*options.out).colorsEnabled();
+  CompileErrorCollector errors;
+  LintResults results;
+  CudaSetup cuda = chooseCudaSetup(cudaPath, cudaFallback);
+  for (const std::string &file : runnable) {
+    // One tool per file, so that a file that cannot be parsed is known by name.
+    tooling::ClangTool tool(*database, {file}, std::make_shared<clang::PCHContainerOperations>(),
+                            makeLintFileSystem());
+    tool.setPrintErrorMessage(false);
+    tool.setDiagnosticConsumer(&errors);
+    tool.appendArgumentsAdjuster(makeLintAdjuster(cuda, resourceDir));
+    if (!extraArgs.empty())
+      tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
+          tooling::CommandLineArguments(extraArgs.begin(), extraArgs.end()),
+          tooling::ArgumentInsertPosition::END));
+    auto factory = makeLintActionFactory(options, errors, results);
+    int status = tool.run(factory.get());
+    if (!results.analyzedFiles.contains(absolutePath(file))) {
+      couldNotRun = true;
+      llvm::errs() << "collcheck-lint: error: " << file << ": could not be analysed";
+      if (status == 2)
+        llvm::errs() << " (no compile command for it; check -p or give flags after --)";
+      llvm::errs() << "\n";
+      for (const CompileErrorCollector::Error &e : errors.take())
+        llvm::errs() << "  " << e.message << "\n";
+      results.notifications.push_back(
+          {"error", file + ": could not be analysed", ReportedLocation{absolutePath(file)}});
+    }
+  }
+
+  if (!sarifPath.empty()) {
+    SarifOptions sarif;
+    sarif.sourceRoot = sourceRoot;
+    sarif.toolVersion = COLLCHECK_VERSION;
+    sarif.executionSuccessful = !couldNotRun;
+    std::string text = writeSarif(results.findings, results.notifications, sarif);
+    if (sarifPath == "-") {
+      llvm::outs() << text;
+    } else {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(sarifPath, ec);
+      if (ec)
+        return usageError("--sarif " + sarifPath + ": " + ec.message());
+      out << text;
+    }
+  }
+  if (!quiet)
+    llvm::errs() << "collcheck-lint: " << results.findings.size()
+                 << (results.findings.size() == 1 ? " finding" : " findings") << " in "
+                 << results.analyzedFiles.size()
+                 << (results.analyzedFiles.size() == 1 ? " file" : " files") << "\n";
+  if (couldNotRun)
+    return kCouldNotRun;
+  return results.findings.empty() ? kClean : kFindings;
+}

@@ -1,0 +1,208 @@
+// MPI: MPI_SUM followed by a division by the communicator size is an averaging reducer; local
+// means must not reach it. Functions named tp_* must produce exactly the diagnostics marked
+// `expect:`, tn_* none.
+#include <mpi.h>
+
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+struct Batch {
+  double loss_sum;
+  int count; // valid items of this rank
+};
+
+// SUM then divide by the size: averages its argument across ranks.
+void allreduce_average(double *value, MPI_Comm comm) {
+  MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_SUM, comm);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  *value /= size;
+}
+
+// Sums only: the caller divides by the size, which makes the pair an average.
+void allreduce_sum(double *value, MPI_Comm comm) {
+  MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+} // namespace
+
+double tp_mpi_sum_then_divide_by_size(const std::vector<double> &losses, MPI_Comm comm) {
+  double sum = 0.0;
+  for (double l : losses)
+    sum += l;
+  double mean = sum / losses.size();
+  double total = 0.0;
+  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return total / size;
+}
+
+void tp_mpi_in_place_then_loop_divide(std::vector<float> &grad, const std::vector<float> &grad_sum,
+                                      int n_valid, MPI_Comm comm) {
+  for (size_t i = 0; i < grad.size(); ++i)
+    grad[i] = grad_sum[i] / n_valid;
+  MPI_Allreduce(MPI_IN_PLACE, grad.data(), grad.size(), MPI_FLOAT, MPI_SUM, comm); // expect: uncompensated-mean
+  int world = 1;
+  MPI_Comm_size(comm, &world);
+  for (float &g : grad)
+    g /= world;
+}
+
+double tp_mpi_multiply_by_inverse_size(double loss_sum, long n_tokens, MPI_Comm comm) {
+  double mean = loss_sum / n_tokens;
+  double total = 0.0;
+  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  int nprocs = 1;
+  MPI_Comm_size(comm, &nprocs);
+  return total * (1.0 / nprocs);
+}
+
+double tp_mpi_reduce_to_root_then_divide(double loss_sum, int n_valid, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  double mean = loss_sum / n_valid;
+  double total = 0.0;
+  MPI_Reduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, 0, comm); // expect: uncompensated-mean
+  if (rank == 0)
+    total /= size;
+  return total;
+}
+
+double tp_mpi_struct_field_count(const Batch &batch, MPI_Comm comm) {
+  double mean = batch.loss_sum / batch.count;
+  double avg = 0.0;
+  MPI_Allreduce(&mean, &avg, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  avg /= size;
+  return avg;
+}
+
+double tp_mpi_through_a_wrapper(double loss_sum, int n_valid, MPI_Comm comm) {
+  double mean = loss_sum / n_valid;
+  allreduce_average(&mean, comm); // expect: uncompensated-mean
+  return mean;
+}
+
+double tp_mpi_wrapper_sums_and_the_caller_divides(double loss_sum, long n_valid, MPI_Comm comm) {
+  double mean = loss_sum / n_valid;
+  allreduce_sum(&mean, comm); // expect: uncompensated-mean
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return mean / size;
+}
+
+double tn_mpi_wrapper_sums_local_sums_and_counts(double loss_sum, long n_valid, MPI_Comm comm) {
+  double total = loss_sum, count = static_cast<double>(n_valid);
+  allreduce_sum(&total, comm);
+  allreduce_sum(&count, comm);
+  return count > 0 ? total / count : 0.0; // the global item mean
+}
+
+double tp_mpi_nonblocking_allreduce(double loss_sum, int n_valid, MPI_Comm comm) {
+  double mean = loss_sum / n_valid, total = 0.0;
+  MPI_Request request;
+  MPI_Iallreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm, &request); // expect: uncompensated-mean
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return total / size;
+}
+
+double tp_mpi_counted_in_a_loop(const double *loss, const bool *keep, int len, MPI_Comm comm) {
+  double sum = 0.0;
+  int kept = 0;
+  for (int i = 0; i < len; ++i)
+    if (keep[i]) {
+      sum += loss[i];
+      kept++;
+    }
+  double mean = sum / kept;
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  double total = 0.0;
+  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  double average = total / size;
+  return average;
+}
+
+double tn_mpi_sum_of_sums_divided_by_all_reduced_count(const std::vector<double> &losses,
+                                                       MPI_Comm comm) {
+  double local[2] = {0.0, static_cast<double>(losses.size())};
+  for (double l : losses)
+    local[0] += l;
+  double global[2] = {0.0, 0.0};
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm);
+  return global[1] > 0 ? global[0] / global[1] : 0.0;
+}
+
+double tn_mpi_local_mean_scaled_before_average(double loss_sum, long n, MPI_Comm comm) {
+  double mean = loss_sum / n;
+  long N = 0;
+  MPI_Allreduce(&n, &N, 1, MPI_LONG, MPI_SUM, comm);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  if (N == 0)
+    return 0.0;
+  double weighted = mean * size * n / N; // P * n / N
+  double total = 0.0;
+  MPI_Allreduce(&weighted, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return total / size;
+}
+
+double tn_mpi_weight_by_n_over_N_after_reducing_counts(double local_mean, int n, MPI_Comm comm) {
+  int N = 0;
+  MPI_Allreduce(&n, &N, 1, MPI_INT, MPI_SUM, comm);
+  double weight = N > 0 ? static_cast<double>(n) / N : 0.0;
+  double contribution = local_mean * weight, global = 0.0;
+  MPI_Allreduce(&contribution, &global, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return global;
+}
+
+double tn_mpi_per_token_losses_with_sum(const std::vector<double> &token_losses, MPI_Comm comm) {
+  double sum = 0.0;
+  for (double l : token_losses)
+    sum += l;
+  double total = 0.0;
+  MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return total;
+}
+
+double tn_mpi_global_mean_averaged_again(double loss_sum, long n, MPI_Comm comm) {
+  double total = 0.0;
+  long N = 0;
+  MPI_Allreduce(&loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(&n, &N, 1, MPI_LONG, MPI_SUM, comm);
+  double global_mean = N > 0 ? total / N : 0.0;
+  double again = 0.0; // already rank-uniform: averaging it changes nothing
+  MPI_Allreduce(&global_mean, &again, 1, MPI_DOUBLE, MPI_SUM, comm);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return again / size;
+}
+
+double tn_mpi_max_of_local_means(double loss_sum, int n_valid, MPI_Comm comm) {
+  double mean = loss_sum / n_valid, worst = 0.0;
+  MPI_Allreduce(&mean, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return worst;
+}
+
+void tn_mpi_local_mean_only_logged(double loss_sum, int n_valid) {
+  std::printf("local loss %f\n", loss_sum / n_valid);
+}
+
+double tn_mpi_uniform_constant_batch(const double *loss, MPI_Comm comm) {
+  const int batch = 64; // every rank holds exactly `batch` items
+  double sum = 0.0;
+  for (int i = 0; i < batch; ++i)
+    sum += loss[i];
+  double mean = sum / batch, total = 0.0;
+  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return total / size;
+}

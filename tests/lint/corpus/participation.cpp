@@ -1,0 +1,285 @@
+// Collectives that some ranks do not reach: conditions on the rank or on a rank-local count, early
+// exits, loops bounded by local data. Functions named tp_* must produce exactly the diagnostics
+// marked `expect:`, tn_* none.
+#include "c10d_lite.h"
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+// Issues a collective: a call of it is a collective for its callers.
+void sync_counts(long *count, MPI_Comm comm) {
+  MPI_Allreduce(MPI_IN_PLACE, count, 1, MPI_LONG, MPI_SUM, comm);
+}
+
+struct Shard {
+  std::vector<std::vector<float>> batches;
+};
+
+// This rank's input pipeline: it runs out when this rank's shard does.
+class Loader {
+public:
+  bool next(std::vector<float> &batch);
+};
+
+} // namespace
+
+void tp_rank_zero_only(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_local_count_condition(double loss_sum, long n_valid, MPI_Comm comm) {
+  double total = 0.0;
+  if (n_valid > 0)
+    MPI_Allreduce(&loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_continue_before_the_collective(const std::vector<int> &valid_per_step, int num_steps,
+                                       float *grad, int len, MPI_Comm comm) {
+  for (int step = 0; step < num_steps; ++step) {
+    int n_valid = valid_per_step[step];
+    if (n_valid == 0)
+      continue;
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  }
+}
+
+void tp_return_before_the_collective(float *grad, int len, int count, ncclComm_t comm,
+                                     cudaStream_t stream) {
+  if (count == 0)
+    return;
+  ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_break_leaves_the_loop_early(const int *tokens, int steps, float *grad, int len,
+                                    MPI_Comm comm) {
+  for (int step = 0; step < steps; ++step) {
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+    int n_tokens = tokens[step];
+    if (n_tokens == 0)
+      break;
+  }
+}
+
+void tp_loop_bounded_by_local_batches(const Shard &shard, float *grad, int len, MPI_Comm comm) {
+  for (size_t b = 0; b < shard.batches.size(); ++b)
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_broadcast_on_the_root_only(float *weights, int len, int root, ncclComm_t comm,
+                                   cudaStream_t stream) {
+  int rank = 0;
+  ncclCommUserRank(comm, &rank);
+  if (rank == root)
+    ncclBroadcast(weights, weights, len, ncclFloat, root, comm, stream); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_c10d_rank_condition(c10::intrusive_ptr<c10d::ProcessGroup> pg, std::vector<at::Tensor> &t) {
+  if (pg->getRank() != 0)
+    pg->allreduce(t)->wait(); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_helper_issuing_a_collective(long n, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank % 2 == 0)
+    sync_counts(&n, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_switch_on_the_rank(float *buf, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  switch (rank) {
+  case 0:
+    MPI_Bcast(buf, len, MPI_FLOAT, 0, comm); // expect: collective-not-reached-by-all-ranks
+    break;
+  default:
+    break;
+  }
+}
+
+void tp_count_reduction_on_active_ranks_only(long n_valid, MPI_Comm comm) {
+  bool has_data = n_valid > 0;
+  long N = 0;
+  if (has_data)
+    MPI_Allreduce(&n_valid, &N, 1, MPI_LONG, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_rank_from_the_environment(float *grad, int len, ncclComm_t comm, cudaStream_t stream) {
+  int rank = std::atoi(std::getenv("RANK"));
+  if (rank > 0)
+    ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_branches_in_a_different_order(float *a, float *b, int len, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (rank < size / 2) {
+    MPI_Bcast(a, len, MPI_FLOAT, 0, comm); // expect: collective-not-reached-by-all-ranks
+    MPI_Allreduce(MPI_IN_PLACE, b, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  } else {
+    MPI_Allreduce(MPI_IN_PLACE, b, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+    MPI_Bcast(a, len, MPI_FLOAT, 0, comm); // expect: collective-not-reached-by-all-ranks
+  }
+}
+
+void tp_loop_until_this_ranks_loader_runs_out(Loader &loader, float *grad, int len,
+                                               MPI_Comm comm) {
+  std::vector<float> batch;
+  while (loader.next(batch))
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_barrier_after_a_throw(long n_valid, MPI_Comm comm) {
+  if (n_valid < 0)
+    throw "corrupt batch";
+  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tn_condition_every_rank_passes(double *grad, int len, MPI_Comm comm) {
+  int rank = 0, nprocs = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &nprocs);
+  if (rank < nprocs)
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+  if (rank >= 0)
+    MPI_Barrier(comm);
+}
+
+void tn_both_branches_issue_the_same_collective(const double *send, double *recv, int len,
+                                                MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Reduce(MPI_IN_PLACE, recv, len, MPI_DOUBLE, MPI_SUM, 0, comm);
+  else
+    MPI_Reduce(send, nullptr, len, MPI_DOUBLE, MPI_SUM, 0, comm);
+}
+
+void tn_condition_on_the_all_reduced_count(double loss_sum, long n, MPI_Comm comm) {
+  long N = 0;
+  MPI_Allreduce(&n, &N, 1, MPI_LONG, MPI_SUM, comm);
+  double total = 0.0;
+  if (N > 0) // every rank sees the same N
+    MPI_Allreduce(&loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_condition_on_the_world_size(float *grad, int len, ncclComm_t comm, cudaStream_t stream) {
+  int nranks = 1;
+  ncclCommCount(comm, &nranks);
+  if (nranks > 1)
+    ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream);
+}
+
+void tn_rank_condition_without_collectives(double loss_sum, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  double total = 0.0;
+  MPI_Allreduce(&loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+  if (rank == 0)
+    std::printf("loss %f\n", total);
+}
+
+void tn_zero_contribution_instead_of_skipping(double grad, long n_valid, MPI_Comm comm) {
+  double contribution = n_valid > 0 ? grad : 0.0;
+  double total = 0.0;
+  MPI_Allreduce(&contribution, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_continue_after_issuing_the_same_collective(const std::vector<int> &valid_per_step,
+                                                   int num_steps, float *grad, float *zeros,
+                                                   int len, MPI_Comm comm) {
+  for (int step = 0; step < num_steps; ++step) {
+    int n_valid = valid_per_step[step];
+    if (n_valid == 0) {
+      MPI_Allreduce(MPI_IN_PLACE, zeros, len, MPI_FLOAT, MPI_SUM, comm);
+      continue;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm);
+  }
+}
+
+void tn_loop_over_a_uniform_step_count(float *grad, int len, int num_steps, MPI_Comm comm) {
+  for (int step = 0; step < num_steps; ++step)
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm);
+}
+
+void tn_one_all_reduce_per_parameter(std::vector<std::vector<float>> &parameter_grads,
+                                     MPI_Comm comm) {
+  for (size_t p = 0; p < parameter_grads.size(); ++p) // the same model on every rank
+    MPI_Allreduce(MPI_IN_PLACE, parameter_grads[p].data(), parameter_grads[p].size(), MPI_FLOAT,
+                  MPI_SUM, comm);
+  int buckets = 0;
+  for (auto &grad : parameter_grads)
+    if (!grad.empty())
+      ++buckets;
+  if (buckets > 0)
+    MPI_Barrier(comm);
+}
+
+void tn_collective_on_the_split_communicator(float *grad, int len) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  if (rank % 2 == 0) // exactly the members of `half` for colour 0
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, half);
+}
+
+void tn_loop_exit_decided_together(const int *tokens, float *grad, int len, MPI_Comm comm) {
+  for (int step = 0;; ++step) {
+    int local_done = tokens[step] == 0;
+    int all_done = 0;
+    MPI_Allreduce(&local_done, &all_done, 1, MPI_INT, MPI_LAND, comm);
+    if (all_done)
+      break;
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm);
+  }
+}
+
+void tn_else_if_chain_issues_one_collective_on_every_path(float *buf, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    std::printf("root\n");
+    MPI_Bcast(buf, len, MPI_FLOAT, 0, comm);
+  } else if (rank % 2 == 1) {
+    MPI_Bcast(buf, len, MPI_FLOAT, 0, comm);
+  } else {
+    MPI_Bcast(buf, len, MPI_FLOAT, 0, comm);
+  }
+}
+
+int tn_error_return_after_collectives(float *grad, int len, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (rank >= size)
+    return 1; // impossible: every rank goes on
+  float total = 0.0f;
+  MPI_Allreduce(grad, &total, 1, MPI_FLOAT, MPI_SUM, comm);
+  for (int i = 0; i < len; ++i)
+    if (total != static_cast<float>(size * i)) // compares the all-reduced value
+      return 2;
+  MPI_Barrier(comm);
+  return 0;
+}
+
+void tn_skip_window_on_every_rank(double loss_sum, long n, MPI_Comm comm) {
+  long N = n;
+  sync_counts(&N, comm);
+  if (N == 0)
+    return; // the same decision everywhere
+  double total = 0.0;
+  MPI_Allreduce(&loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+}

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the collcheck-lint command line: exit statuses, SARIF 2.1.0 structure, the
+changed-lines mode, compilation databases, files that do not compile, NOLINT problems, CUDA.
+
+    test_cli.py --tool build/bin/collcheck-lint --source-root REPO -- <compile flags>
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ARGS = None
+LINT_RULES = {"uncompensated-mean", "double-normalization", "collective-not-reached-by-all-ranks",
+              "unguarded-reduced-count-division"}
+DIAGNOSTIC = re.compile(r"^(.*?):(\d+):(\d+): (warning|error): .* \[([a-z-]+)\]$", re.M)
+
+
+def inputs(name):
+    return ARGS.source_root / "tests" / "lint" / "inputs" / name
+
+
+def lint(*args, flags=True, cwd=None, stdin=None):
+    command = [str(ARGS.tool), *map(str, args)]
+    if flags:
+        command += ["--"] + ARGS.flags
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd or ARGS.source_root,
+                          input=stdin, timeout=300)
+
+
+def findings(output):
+    return sorted((int(m.group(2)), m.group(5)) for m in DIAGNOSTIC.finditer(output))
+
+
+class ExitStatus(unittest.TestCase):
+    def test_clean_file_is_zero(self):
+        result = lint(inputs("clean.cpp"))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertEqual(findings(result.stdout), [])
+
+    def test_findings_are_one(self):
+        result = lint(inputs("findings.cpp"))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(findings(result.stdout),
+                         [(7, "uncompensated-mean"), (16, "unguarded-reduced-count-division"),
+                          (23, "collective-not-reached-by-all-ranks")])
+
+    def test_missing_file_is_two(self):
+        result = lint(inputs("no_such_file.cpp"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no such file", result.stderr)
+
+    def test_missing_file_among_good_ones_is_two(self):
+        result = lint(inputs("findings.cpp"), inputs("no_such_file.cpp"))
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(len(findings(result.stdout)), 3)  # the readable file is still analysed
+
+    def test_unknown_option_is_two(self):
+        self.assertEqual(lint("--no-such-option", inputs("clean.cpp")).returncode, 2)
+
+    def test_unknown_rule_is_two(self):
+        result = lint("--disable=no-such-rule", inputs("clean.cpp"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no-such-rule", result.stderr)
+
+    def test_no_sources_is_two(self):
+        self.assertEqual(lint().returncode, 2)
+
+    def test_no_compilation_database_is_two(self):
+        with tempfile.TemporaryDirectory() as empty:
+            result = lint("-p", empty, inputs("clean.cpp"), flags=False)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("compile_commands.json", result.stderr)
+
+    def test_unusable_flags_are_two(self):
+        result = subprocess.run([str(ARGS.tool), str(inputs("clean.cpp")), "--",
+                                 "-fno-such-flag-at-all"], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("unknown argument", result.stderr)
+
+    def test_unusable_compile_command_is_two(self):
+        with tempfile.TemporaryDirectory() as build:
+            entry = {"directory": str(ARGS.source_root), "file": str(inputs("clean.cpp")),
+                     "arguments": ["c++", "-x", "nonsense", "-c", str(inputs("clean.cpp"))]}
+            (pathlib.Path(build) / "compile_commands.json").write_text(json.dumps([entry]))
+            result = lint("-p", build, inputs("clean.cpp"), flags=False)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("could not be analysed", result.stderr)
+        self.assertIn("language not recognized", result.stderr)
+
+    def test_malformed_config_is_two(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            config = pathlib.Path(tmp) / "bad.json"
+            config.write_text('{"reducers": [{"name": "f", "kind": "all-reduce", "sned": 0}]}')
+            result = lint("--config", config, inputs("clean.cpp"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("sned", result.stderr)
+
+    def test_disabling_rules(self):
+        result = lint("--disable=uncompensated-mean,unguarded-reduced-count-division",
+                      inputs("findings.cpp"))
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(findings(result.stdout), [(23, "collective-not-reached-by-all-ranks")])
+        result = lint("--disable=uncompensated-mean", "--disable=unguarded-reduced-count-division",
+                      "--disable=collcheck-collective-not-reached-by-all-ranks",
+                      inputs("findings.cpp"))
+        self.assertEqual(result.returncode, 0, result.stdout)
+
+    def test_list_rules(self):
+        result = lint("--list-rules", flags=False)
+        self.assertEqual(result.returncode, 0)
+        self.assertEqual({line.split(" ")[0] for line in result.stdout.splitlines()}, LINT_RULES)
+
+
+class DoesNotCompile(unittest.TestCase):
+    def test_errors_become_notes_and_the_analysis_goes_on(self):
+        result = lint(inputs("does_not_compile.cpp"))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        notes = [l for l in result.stdout.splitlines() if "note: the code does not compile" in l]
+        self.assertGreaterEqual(len(notes), 4)
+        self.assertTrue(any("no_such_header.h" in n for n in notes))
+        self.assertTrue(any("undeclared_value" in n for n in notes))
+        self.assertEqual(findings(result.stdout), [(16, "uncompensated-mean")])
+
+
+class Sarif(unittest.TestCase):
+    def run_sarif(self, *extra, cwd=None):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp) / "out.sarif"
+            result = lint("--sarif", out, *extra, inputs("findings.cpp"), cwd=cwd)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            return json.loads(out.read_text())
+
+    def check_structure(self, sarif):
+        self.assertEqual(sarif["version"], "2.1.0")
+        self.assertIn("sarif-2.1.0", sarif["$schema"])
+        self.assertEqual(len(sarif["runs"]), 1)
+        run = sarif["runs"][0]
+        driver = run["tool"]["driver"]
+        self.assertEqual(driver["name"], "collcheck-lint")
+        ids = [rule["id"] for rule in driver["rules"]]
+        self.assertTrue(LINT_RULES <= set(ids), ids)
+        for rule in driver["rules"]:
+            self.assertTrue(rule["shortDescription"]["text"])
+            self.assertIn(rule["defaultConfiguration"]["level"], ("note", "warning", "error"))
+        self.assertIn("%SRCROOT%", run["originalUriBaseIds"])
+        self.assertTrue(run["originalUriBaseIds"]["%SRCROOT%"]["uri"].startswith("file:///"))
+        for result in run["results"]:
+            self.assertIn(result["ruleId"], ids)
+            self.assertEqual(ids[result["ruleIndex"]], result["ruleId"])
+            self.assertIn(result["level"], ("note", "warning", "error"))
+            self.assertTrue(result["message"]["text"])
+            self.assertGreaterEqual(len(result["locations"]), 1)
+            physical = result["locations"][0]["physicalLocation"]
+            uri = physical["artifactLocation"]["uri"]
+            self.assertFalse(uri.startswith("/") or "://" in uri, uri)
+            self.assertEqual(physical["artifactLocation"]["uriBaseId"], "%SRCROOT%")
+            self.assertGreaterEqual(physical["region"]["startLine"], 1)
+            self.assertGreaterEqual(physical["region"]["startColumn"], 1)
+        return run
+
+    def test_structure_and_results(self):
+        run = self.check_structure(self.run_sarif())
+        results = {r["ruleId"]: r for r in run["results"]}
+        self.assertEqual(set(results), LINT_RULES - {"double-normalization"})
+        for result in run["results"]:
+            self.assertEqual(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                             "tests/lint/inputs/findings.cpp")
+        lines = {r["ruleId"]: r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                 for r in run["results"]}
+        self.assertEqual(lines["uncompensated-mean"], 7)
+        self.assertEqual(lines["unguarded-reduced-count-division"], 16)
+        # The flow: where the mean was formed, where the sum was divided by P.
+        mean = results["uncompensated-mean"]
+        related = [l["physicalLocation"]["region"]["startLine"] for l in mean["relatedLocations"]]
+        self.assertEqual(related, [5, 10])
+        flow = mean["codeFlows"][0]["threadFlows"][0]["locations"]
+        self.assertEqual(len(flow), 2)
+        fix = results["unguarded-reduced-count-division"]["fixes"][0]
+        replacement = fix["artifactChanges"][0]["replacements"][0]
+        self.assertEqual(replacement["insertedContent"]["text"], "(N > 0 ? N : 1)")
+        self.assertEqual(replacement["deletedRegion"]["startLine"], 16)
+        self.assertTrue(run["invocations"][0]["executionSuccessful"])
+
+    def test_uris_relative_to_the_given_root(self):
+        root = ARGS.source_root / "tests" / "lint"
+        run = self.check_structure(self.run_sarif("--source-root", root, cwd="/"))
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                for r in run["results"]}
+        self.assertEqual(uris, {"inputs/findings.cpp"})
+
+    def test_sarif_on_stdout_moves_diagnostics_to_stderr(self):
+        result = lint("--sarif=-", inputs("findings.cpp"))
+        self.assertEqual(result.returncode, 1)
+        self.check_structure(json.loads(result.stdout))
+        self.assertEqual(len(findings(result.stderr)), 3)
+
+    def test_compile_errors_are_notifications(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp) / "out.sarif"
+            lint("--sarif", out, inputs("does_not_compile.cpp"))
+            run = self.check_structure(json.loads(out.read_text()))
+        notes = run["invocations"][0]["toolExecutionNotifications"]
+        self.assertTrue(any("no_such_header.h" in n["message"]["text"] for n in notes))
+
+
+class ChangedLines(unittest.TestCase):
+    DIFF = """diff --git a/tests/lint/inputs/findings.cpp b/tests/lint/inputs/findings.cpp
+index 1111111..2222222 100644
+--- a/tests/lint/inputs/findings.cpp
++++ b/tests/lint/inputs/findings.cpp
+@@ -16 +16 @@ double unguarded(double total, long n, MPI_Comm comm) {
+-  return total / N;
++  return total / N; // expect: unguarded-reduced-count-division
+"""
+
+    def test_only_changed_lines_are_reported(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            diff = pathlib.Path(tmp) / "change.diff"
+            diff.write_text(self.DIFF)
+            result = lint("--diff", diff, inputs("findings.cpp"))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(findings(result.stdout), [(16, "unguarded-reduced-count-division")])
+
+    def test_diff_on_stdin_picks_the_changed_files(self):
+        result = lint("--diff=-", stdin=self.DIFF)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(findings(result.stdout), [(16, "unguarded-reduced-count-division")])
+
+    def test_unchanged_findings_give_a_clean_status(self):
+        diff = self.DIFF.replace("@@ -16 +16 @@", "@@ -2 +2 @@")
+        result = lint("--diff=-", inputs("findings.cpp"), stdin=diff)
+        self.assertEqual(result.returncode, 0, result.stdout)
+
+    def test_git_diff_output(self):
+        git = shutil.which("git")
+        if not git:
+            self.skipTest("git not installed")
+        with tempfile.TemporaryDirectory() as tmp:
+            old, new = pathlib.Path(tmp) / "old.cpp", pathlib.Path(tmp) / "new.cpp"
+            text = inputs("findings.cpp").read_text()
+            old.write_text(text.replace("MPI_Comm_rank(comm, &rank);", ""))
+            new.write_text(text)
+            diff = subprocess.run([git, "diff", "--no-index", "-U0", "old.cpp", "new.cpp"],
+                                  capture_output=True, text=True, cwd=tmp).stdout
+            self.assertIn("+++ b/new.cpp", diff)
+            result = lint("--diff=-", "--source-root", tmp, new, stdin=diff, cwd=tmp)
+        self.assertEqual(result.returncode, 0, result.stdout)  # the changed line has no finding
+
+    def test_malformed_diff_is_two(self):
+        result = lint("--diff=-", inputs("findings.cpp"), stdin="+++ b/x.cpp\n@@ -1 +oops @@\n")
+        self.assertEqual(result.returncode, 2)
+
+
+class CompilationDatabase(unittest.TestCase):
+    def test_files_of_a_database(self):
+        with tempfile.TemporaryDirectory() as build:
+            entries = [{"directory": str(ARGS.source_root), "file": str(inputs(name)),
+                        "arguments": ["c++"] + ARGS.flags + ["-c", str(inputs(name))]}
+                       for name in ("findings.cpp", "clean.cpp")]
+            (pathlib.Path(build) / "compile_commands.json").write_text(json.dumps(entries))
+            result = lint("-p", build, inputs("findings.cpp"), inputs("clean.cpp"), flags=False)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            self.assertEqual(len(findings(result.stdout)), 3)
+            self.assertIn("3 findings in 2 files", result.stderr)
+            # A file the database does not list borrows the flags of its nearest neighbour.
+            result = lint("-p", build, inputs("unmatched_nolint.cpp"), flags=False)
+            self.assertEqual(result.returncode, 1, result.stderr)
+
+
+class Suppressions(unittest.TestCase):
+    def test_unmatched_nolintbegin_is_reported_and_silences_nothing(self):
+        result = lint(inputs("unmatched_nolint.cpp"))
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("NOLINTBEGIN without a matching NOLINTEND", result.stdout)
+        self.assertEqual(findings(result.stdout), [(8, "uncompensated-mean")])
+
+
+class Cuda(unittest.TestCase):
+    def test_fallback_declarations(self):
+        source = ARGS.source_root / "tests" / "lint" / "corpus" / "cuda_host.cu"
+        for extra in (["--cuda-fallback"], ["--cuda-path=/nonexistent"], []):
+            result = lint(*extra, source)
+            self.assertEqual(result.returncode, 1, extra)
+            self.assertNotIn("does not compile", result.stdout, extra)
+            self.assertEqual(findings(result.stdout),
+                             [(16, "uncompensated-mean"), (23, "uncompensated-mean")], extra)
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", required=True, type=pathlib.Path)
+    parser.add_argument("--source-root", required=True, type=pathlib.Path)
+    parser.add_argument("flags", nargs=argparse.REMAINDER)
+    ARGS, rest = parser.parse_known_args()
+    if ARGS.flags and ARGS.flags[0] == "--":
+        ARGS.flags = ARGS.flags[1:]
+    ARGS.tool = ARGS.tool.resolve()
+    ARGS.source_root = ARGS.source_root.resolve()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

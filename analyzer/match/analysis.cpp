@@ -59,8 +59,9 @@ public:
         posix_fadvise(fds_[f], 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     buffer_.resize(options.readChunk);
-    if (options.readAhead && std::thread::hardware_concurrency() > 1 && !traces.files.empty()) {
-      prefetcher_ = std::make_unique<ChunkPrefetcher>(fds_, options.readChunk);
+    if (!traces.files.empty()) {
+      bool helper = options.readAhead && std::thread::hardware_concurrency() > 1;
+      prefetcher_ = std::make_unique<ChunkPrefetcher>(fds_, options.readChunk, helper);
       for (size_t f = 0; f < traces.files.size(); ++f)
         prefetchNext(static_cast<int>(f));
     }

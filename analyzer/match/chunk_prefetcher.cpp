@@ -4,13 +4,31 @@
 
 namespace collcheck::analyzer {
 
-ChunkPrefetcher::ChunkPrefetcher(const std::vector<int> &fds, size_t chunk)
+void classifyChunk(const format::Record *records, uint64_t count, format::SlotState *states,
+                   ChunkRun &run) {
+  run = {};
+  if (count == 0)
+    return;
+  const format::Record &first = records[0];
+  bool single = true;
+  for (uint64_t i = 0; i < count; ++i) {
+    const format::Record &r = records[i];
+    states[i] = format::classify(r);
+    single = single && states[i] == format::SlotState::Published &&
+             r.kind < static_cast<uint8_t>(format::Kind::Send) && r.commId == first.commId &&
+             r.commRank == first.commRank && r.seq() == first.seq() + i;
+  }
+  run = {single, first.commId, first.commRank, first.seq()};
+}
+
+ChunkPrefetcher::ChunkPrefetcher(const std::vector<int> &fds, size_t chunk, bool helper)
     : fds_(fds), slots_(new Slot[fds.size() * kBuffersPerFile]) {
   for (size_t s = 0; s < fds.size() * kBuffersPerFile; ++s) {
     slots_[s].data.resize(chunk);
     slots_[s].states.resize(chunk);
   }
-  thread_ = std::thread([this] { work(); });
+  if (helper)
+    thread_ = std::thread([this] { work(); });
 }
 
 ChunkPrefetcher::~ChunkPrefetcher() {
@@ -19,7 +37,19 @@ ChunkPrefetcher::~ChunkPrefetcher() {
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void ChunkPrefetcher::fill(size_t index) {
+  Slot &s = slots_[index];
+  size_t bytes = s.count * format::kRecordSize;
+  int fd = fds_[index / kBuffersPerFile];
+  ssize_t got =
+      fd < 0 ? -1
+             : pread(fd, s.data.data(), bytes,
+                     static_cast<off_t>(format::kHeaderSize + s.first * format::kRecordSize));
+  s.ok = got == static_cast<ssize_t>(bytes);
 }
 
 bool ChunkPrefetcher::request(int file, uint64_t first, uint64_t count) {
@@ -31,11 +61,13 @@ bool ChunkPrefetcher::request(int file, uint64_t first, uint64_t count) {
     s.first = first;
     s.count = std::min<uint64_t>(count, s.data.size());
     s.state.store(kAsked, std::memory_order_release);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(index);
+    if (thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        queue_.push_back(index);
+      }
+      wake_.notify_one();
     }
-    wake_.notify_one();
     return true;
   }
   return false;
@@ -46,10 +78,14 @@ const format::Record *ChunkPrefetcher::wait(int file, uint64_t first, uint64_t c
   for (int b = 0; b < kBuffersPerFile; ++b) {
     Slot &s = slots_[static_cast<size_t>(file) * kBuffersPerFile + static_cast<size_t>(b)];
     int state = s.state.load(std::memory_order_acquire);
-    if ((state != kAsked && state != kReady) || s.first != first)
+    if ((state != kAsked && state != kReading && state != kReady) || s.first != first)
       continue;
-    while (state == kAsked) {
-      s.state.wait(kAsked, std::memory_order_acquire);
+    if (state == kAsked && s.state.compare_exchange_strong(state, kReading)) {
+      fill(static_cast<size_t>(&s - slots_.get())); // not started yet: read it here
+      state = kReady;
+    }
+    while (state == kReading) {
+      s.state.wait(kReading, std::memory_order_acquire);
       state = s.state.load(std::memory_order_acquire);
     }
     s.state.store(kInUse, std::memory_order_relaxed);
@@ -57,6 +93,8 @@ const format::Record *ChunkPrefetcher::wait(int file, uint64_t first, uint64_t c
       s.state.store(kIdle, std::memory_order_release);
       return nullptr;
     }
+    // Classified here, by the thread that matches them next: the records are then in its cache.
+    classifyChunk(s.data.data(), s.count, s.states.data(), s.run);
     states = s.states.data();
     if (run)
       *run = s.run;
@@ -85,26 +123,10 @@ void ChunkPrefetcher::work() {
       queue_.pop_front();
     }
     Slot &s = slots_[index];
-    size_t bytes = s.count * format::kRecordSize;
-    int fd = fds_[index / kBuffersPerFile];
-    ssize_t got =
-        fd < 0 ? -1
-               : pread(fd, s.data.data(), bytes,
-                       static_cast<off_t>(format::kHeaderSize + s.first * format::kRecordSize));
-    s.ok = got == static_cast<ssize_t>(bytes);
-    s.run = {};
-    if (s.ok && s.count > 0) {
-      const format::Record &first = s.data[0];
-      bool single = true;
-      for (uint64_t i = 0; i < s.count; ++i) {
-        const format::Record &r = s.data[i];
-        s.states[i] = format::classify(r);
-        single = single && s.states[i] == format::SlotState::Published &&
-                 r.kind < static_cast<uint8_t>(format::Kind::Send) && r.commId == first.commId &&
-                 r.commRank == first.commRank && r.seq() == first.seq() + i;
-      }
-      s.run = {single, first.commId, first.commRank, first.seq()};
-    }
+    int expected = kAsked;
+    if (!s.state.compare_exchange_strong(expected, kReading))
+      continue; // the matcher took it
+    fill(index);
     s.state.store(kReady, std::memory_order_release);
     s.state.notify_one();
   }

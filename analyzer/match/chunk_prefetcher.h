@@ -1,7 +1,8 @@
 // Reads the next chunks of every trace file on a helper thread while the main thread matches the
-// current ones, and classifies their slots there (format::classify: the check of every record),
-// so the copy out of the page cache and the validation overlap the matching instead of adding to
-// it. Two buffers per file: one being matched, one being filled.
+// current ones, so the copy out of the page cache overlaps the matching instead of adding to it.
+// Two buffers per file: one being matched, one being filled. A chunk the helper has not started
+// yet is read by the thread that needs it (work stealing): the matcher never waits on a queue,
+// and on a machine with no second core free the cost is that of reading it in place.
 #pragma once
 
 #include "reader.h"
@@ -26,11 +27,16 @@ struct ChunkRun {
   uint64_t firstSeq = 0;
 };
 
+// Classifies `count` slots and says whether they are one stream's run.
+void classifyChunk(const format::Record *records, uint64_t count, format::SlotState *states,
+                   ChunkRun &run);
+
 class ChunkPrefetcher {
 public:
   static constexpr int kBuffersPerFile = 2;
-  // `fds`: one open file per trace (-1: none); `chunk`: records per read.
-  ChunkPrefetcher(const std::vector<int> &fds, size_t chunk);
+  // `fds`: one open file per trace (-1: none); `chunk`: records per read; `helper`: start the
+  // read-ahead thread (else every chunk is read when it is waited for).
+  ChunkPrefetcher(const std::vector<int> &fds, size_t chunk, bool helper);
   ~ChunkPrefetcher();
   // Asks for records [first, first+count) of `file`; false when both of its buffers are taken.
   bool request(int file, uint64_t first, uint64_t count);
@@ -42,7 +48,7 @@ public:
   void release(int file);
 
 private:
-  enum State : int { kIdle, kAsked, kReady, kInUse };
+  enum State : int { kIdle, kAsked, kReading, kReady, kInUse };
   struct Slot {
     std::vector<format::Record> data;
     std::vector<format::SlotState> states;
@@ -52,6 +58,7 @@ private:
     std::atomic<int> state{kIdle};
   };
   void work();
+  void fill(size_t index);
   const std::vector<int> &fds_;
   std::unique_ptr<Slot[]> slots_;
   std::mutex mutex_;

@@ -117,10 +117,15 @@ void ParticipationRecorder::extra(const ExtraEvent &e) {
   column.seq = e.call.seq();
   column.call = describeCall(e.call) + " (not issued by all)";
   column.cells.assign(e.comm.worldRankOf.size(), Cell::Absent);
+  // Ranks come from the records: a damaged file can name one outside the communicator.
+  auto mark = [&column](int32_t r, Cell cell) {
+    if (r >= 0 && static_cast<size_t>(r) < column.cells.size())
+      column.cells[static_cast<size_t>(r)] = cell;
+  };
   for (int32_t r : e.issuedBy)
-    column.cells[static_cast<size_t>(r)] = Cell::Extra;
+    mark(r, Cell::Extra);
   for (int32_t r : e.notIssuedBy)
-    column.cells[static_cast<size_t>(r)] = Cell::Missing;
+    mark(r, Cell::Missing);
   add(s, std::move(column), true, e.call);
 }
 

@@ -22,18 +22,17 @@ echo "generated: $(du -sh "$traces" | cut -f1) in $(echo "$t1 - $t0" | bc) s"
 # Let the writeback of the fresh files finish, then warm the page cache the same way for both.
 sync
 cat "$traces"/*.cctrace > /dev/null
+cpu() { awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {printf "%.2f", u + s}' "$1"; }
 for run in 1 2 3; do
-  t0=$(date +%s.%N)
-  cat "$traces"/*.cctrace > /dev/null
-  t1=$(date +%s.%N)
+  /usr/bin/time -v cat "$traces"/*.cctrace 2> "$work/cat.txt" > /dev/null
   /usr/bin/time -v "$build/bin/collcheck" analyze --quiet --progress=never --timings "$traces" \
     2> "$work/time.txt" || true
-  t2=$(date +%s.%N)
-  read_s=$(echo "$t1 - $t0" | bc)
-  analyze_s=$(echo "$t2 - $t1" | bc)
+  wall() { awk -F': ' '/Elapsed/ {split($2, t, ":"); printf "%.2f", t[1] * 60 + t[2]}' "$1"; }
+  read_s=$(wall "$work/cat.txt")
+  analyze_s=$(wall "$work/time.txt")
   rss_kb=$(grep "Maximum resident set size" "$work/time.txt" | awk '{print $6}')
   grep "open and validate" "$work/time.txt" | sed 's/^collcheck analyze: /  /'
-  echo "run $run: cat ${read_s} s, analyze ${analyze_s} s, ratio $(echo "scale=2; $analyze_s / $read_s" | bc), peak RSS $((rss_kb / 1024)) MiB"
+  echo "run $run: cat ${read_s} s (cpu $(cpu "$work/cat.txt") s), analyze ${analyze_s} s (cpu $(cpu "$work/time.txt") s), ratio $(echo "scale=2; $analyze_s / $read_s" | bc), peak RSS $((rss_kb / 1024)) MiB; load $(cut -d' ' -f1 /proc/loadavg)"
 done
 "$build/bin/collcheck" analyze --progress=never "$traces" | tail -1 || true
 uptime

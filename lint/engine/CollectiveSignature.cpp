@@ -81,8 +81,13 @@ bool PathSet::onlyReordered() const {
 }
 
 std::string CollectiveSignatures::displayName(const clang::FunctionDecl *function) {
-  if (const auto *method = llvm::dyn_cast<clang::CXXMethodDecl>(function))
-    return method->getParent()->getName().str() + "::" + method->getName().str();
+  // getNameAsString: operators and conversions have no plain identifier, lambdas' classes no name.
+  if (const auto *method = llvm::dyn_cast<clang::CXXMethodDecl>(function)) {
+    const clang::CXXRecordDecl *owner = method->getParent();
+    std::string ownerName = owner->isLambda() || !owner->getIdentifier() ? std::string("(lambda)")
+                                                                         : owner->getNameAsString();
+    return ownerName + "::" + method->getNameAsString();
+  }
   return function->getNameAsString();
 }
 

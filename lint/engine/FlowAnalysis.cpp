@@ -495,8 +495,6 @@ private:
         v.countSource = {nullptr, decl};
       }
     }
-    if (getenv("COLLCHECK_DEBUG_NAMES"))
-      llvm::errs() << "named " << decl->getName() << " mask=" << v.mask << " local=" << int(v.powers.local) << "\n";
     return it->second = v;
   }
 
@@ -1523,7 +1521,8 @@ private:
       const Expr *type = call->getArg(spec.datatype);
       if (auto macro = macroNameAt(type->IgnoreParenImpCasts()->getBeginLoc()))
         return integralDatatypeName(*macro);
-      if (const auto *ref = dyn_cast<DeclRefExpr>(type->IgnoreParenImpCasts()))
+      if (const auto *ref = dyn_cast<DeclRefExpr>(type->IgnoreParenImpCasts());
+          ref && ref->getDecl()->getIdentifier())
         return integralDatatypeName(ref->getDecl()->getName());
     }
     if (!data)

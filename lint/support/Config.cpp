@@ -295,7 +295,8 @@ LintConfig LintConfig::defaults() {
   config.rankNames = {"(my_?|world_?|global_?|local_?|node_?)?rank(_?id)?", "proc_?id"};
   config.sizeNames = {"(world|comm|group)_?size", "n_?(ranks|procs|workers)",
                       "num_?(ranks|procs|processes|workers|replicas)", "nprocs"};
-  config.globalCountNames = {"(global|total|all|world)_?(count|cnt|n|num|tokens?|items|samples|valid).*"};
+  config.globalCountNames = {
+      "(global|total|all|world)_?(count|cnt|n|num|tokens?|items|samples|valid).*"};
   config.countNames = {"cnt",
                        ".*count.*",
                        ".*_cnt",
@@ -323,7 +324,8 @@ bool parseConfig(std::string_view text, std::string_view origin, LintConfig &con
   std::string problem;
   if (!checkKeys(root,
                  {"disabled-rules", "reducers", "wrappers", "rank-functions", "size-functions",
-                  "rank-names", "size-names", "count-names", "data-names", "mask-names"},
+                  "rank-names", "size-names", "count-names", "global-count-names",
+                  "non-count-names", "data-names", "mask-names"},
                  "the top level", problem))
     return fail(error, origin, problem);
   if (root.contains("disabled-rules")) {
@@ -370,7 +372,9 @@ bool parseConfig(std::string_view text, std::string_view origin, LintConfig &con
   for (auto [key, patterns] :
        {std::pair{"rank-names", &config.rankNames}, std::pair{"size-names", &config.sizeNames},
         std::pair{"count-names", &config.countNames}, std::pair{"data-names", &config.dataNames},
-        std::pair{"mask-names", &config.maskNames}})
+        std::pair{"mask-names", &config.maskNames},
+        std::pair{"global-count-names", &config.globalCountNames},
+        std::pair{"non-count-names", &config.nonCountNames}})
     if (root.contains(key) && !parsePatterns(root.at(key), key, *patterns, problem))
       return fail(error, origin, problem);
   config.origin = std::string(origin);

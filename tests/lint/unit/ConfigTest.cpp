@@ -31,7 +31,8 @@ TEST(Config, WrappersReducersAndDisabledRules) {
       "reducers": [{"name": "MPI_Allreduce", "kind": "all-reduce", "send": 0, "recv": 1,
                     "op-arg": 4}],
       "rank-functions": ["my::rank", {"name": "get_rank", "out": 0}],
-      "count-names": ["tokens_.*"]})",
+      "count-names": ["tokens_.*"], "global-count-names": ["total_.*"],
+      "non-count-names": [], "data-names": ["shard"], "mask-names": ["keep"]})",
                           "test.json", config, error))
       << error;
   EXPECT_FALSE(config.ruleEnabled("double-normalization"));
@@ -43,6 +44,9 @@ TEST(Config, WrappersReducersAndDisabledRules) {
                           [](const ReducerSpec &r) { return r.name == "MPI_Allreduce"; }),
             1);
   EXPECT_EQ(config.countNames, std::vector<std::string>{"tokens_.*"});
+  EXPECT_EQ(config.globalCountNames, std::vector<std::string>{"total_.*"});
+  EXPECT_TRUE(config.nonCountNames.empty());
+  EXPECT_EQ(config.dataNames, std::vector<std::string>{"shard"});
   EXPECT_EQ(config.queries.back().out, 0);
 }
 

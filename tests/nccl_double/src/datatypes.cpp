@@ -1,3 +1,4 @@
+#include <cstring>
 #include "datatypes.h"
 
 #include <bit>
@@ -141,7 +142,8 @@ void preMultiplyElements(void *dstBuffer, const void *srcBuffer, std::size_t cou
                          const void *scalarElement) {
   T *dst = static_cast<T *>(dstBuffer);
   const T *src = static_cast<const T *>(srcBuffer);
-  const T scalar = *static_cast<const T *>(scalarElement);
+  T scalar; // the scalar's storage need not be aligned for T
+  std::memcpy(&scalar, scalarElement, sizeof scalar);
   for (std::size_t i = 0; i < count; ++i)
     dst[i] = Arithmetic<T>::mul(src[i], scalar);
 }

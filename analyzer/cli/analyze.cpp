@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <thread>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace collcheck::cli {
@@ -93,8 +93,7 @@ int analyzeMain(Args args) {
                  "progress bar on stderr: auto (on a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--threads", threads,
-                 "threads used to open and validate the files; more than one also reads ahead "
-                 "while matching")
+                 "threads used to open the files; more than one also reads ahead while matching")
       ->check(CLI::Range(1u, 256u));
   app.add_option("--lookahead", lookahead, "calls looked at ahead of a divergence, per rank")
       ->check(CLI::Range(size_t{2}, size_t{64}));

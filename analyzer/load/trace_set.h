@@ -18,7 +18,7 @@ struct TraceFile {
   std::unique_ptr<format::Reader> reader;
   int32_t worldRank = -1; // -1: the process never learnt it (label by host and pid)
   std::string label;      // "rank 3" or "pid 1234 on host"
-  uint64_t slots = 0;      // whole record slots in the file (records, holes and the empty tail)
+  uint64_t slots = 0;     // whole record slots in the file (records, holes and the empty tail)
   bool finished = false;  // the process exited cleanly
 };
 

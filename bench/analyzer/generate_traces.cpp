@@ -33,7 +33,7 @@ bool writeRank(const std::string &dir, int rank, int ranks, uint64_t collectives
     if (!slot)
       return false;
     *slot = r;
-    if (r.kind != static_cast<uint8_t>(Kind::CommMembers)) {  // its payload overlays tscStart
+    if (r.kind != static_cast<uint8_t>(Kind::CommMembers)) { // its payload overlays tscStart
       slot->tscStart = tsc;
       tsc += 5000;
     }

@@ -26,7 +26,7 @@ inline bool isParticipationRule(std::string_view id) {
 struct Analyzed {
   analyzer::TraceSet traces;
   analyzer::AnalysisResult result;
-  std::vector<analyzer::Finding> findings;  // of the participation rules
+  std::vector<analyzer::Finding> findings; // of the participation rules
   std::vector<analyzer::Finding> of(std::string_view rule) const {
     std::vector<analyzer::Finding> out;
     for (const auto &f : result.findings)

@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
 
   float scalar = 1.0f / static_cast<float>(size);
   if (!std::strcmp(mode, "premulsum") && rank == 1)
-    scalar = 0.5f;  // computed from a stale world size on this rank
+    scalar = 0.5f; // computed from a stale world size on this rank
   ncclRedOp_t mean;
   ncclRedOpCreatePreMulSum(&mean, &scalar, ncclFloat, ncclScalarHostImmediate, comm);
   ncclAllReduce(grad.data(), grad.data(), count, ncclFloat, mean, comm, nullptr);

@@ -28,24 +28,29 @@ struct Driver {
 };
 
 // Looked up once the driver is loaded; before that (and in processes without a GPU) all null.
+// The lookup walks the loaded objects, so while the driver is absent it is retried only every
+// 1024th query: a process that loads CUDA later is still noticed, without a walk per call.
 const Driver &driver() {
-  static std::atomic<bool> loaded{false};
+  static const Driver none{};
   static Driver found{};
+  static std::atomic<const Driver *> published{nullptr};
+  static std::atomic<uint64_t> queries{0};
   static std::mutex lookup;
-  if (loaded.load(std::memory_order_acquire))
-    return found;
+  if (const Driver *d = published.load(std::memory_order_acquire))
+    return *d;
+  if (queries.fetch_add(1, std::memory_order_relaxed) % 1024 != 0)
+    return none;
   std::lock_guard<std::mutex> lock(lookup);
-  if (!loaded.load(std::memory_order_relaxed)) {
-    found.pointerGetAttribute =
-        reinterpret_cast<PointerGetAttribute>(resolveNext("cuPointerGetAttribute"));
-    if (found.pointerGetAttribute) {
-      found.memHostAlloc = reinterpret_cast<MemHostAlloc>(resolveNext("cuMemHostAlloc"));
-      found.memcpyDtoHAsync =
-          reinterpret_cast<MemcpyDtoHAsync>(resolveNext("cuMemcpyDtoHAsync_v2"));
-      found.launchHostFunc = reinterpret_cast<LaunchHostFunc>(resolveNext("cuLaunchHostFunc"));
-      loaded.store(true, std::memory_order_release);
-    }
-  }
+  if (const Driver *d = published.load(std::memory_order_relaxed))
+    return *d;
+  auto probe = reinterpret_cast<PointerGetAttribute>(resolveNext("cuPointerGetAttribute"));
+  if (!probe)
+    return none;
+  found.pointerGetAttribute = probe;
+  found.memHostAlloc = reinterpret_cast<MemHostAlloc>(resolveNext("cuMemHostAlloc"));
+  found.memcpyDtoHAsync = reinterpret_cast<MemcpyDtoHAsync>(resolveNext("cuMemcpyDtoHAsync_v2"));
+  found.launchHostFunc = reinterpret_cast<LaunchHostFunc>(resolveNext("cuLaunchHostFunc"));
+  published.store(&found, std::memory_order_release);
   return found;
 }
 

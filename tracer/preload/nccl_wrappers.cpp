@@ -312,6 +312,16 @@ uint64_t idFromUniqueId(const ncclUniqueId &uniqueId) {
   return h == 0 ? 1 : h;
 }
 
+// A communicator made by an init call (complete, or still initializing in nonblocking mode).
+bool initialized(ncclResult_t rc) { return rc == ncclSuccess || rc == ncclInProgress; }
+
+// Registers a communicator from ncclCommInitRank*: NCCL tells only the caller's own world rank.
+void recordInitialized(ncclComm_t comm, uint64_t id, int rank, int nranks) {
+  int32_t self = worldRank();
+  registerCreated(comm, id, rank, nranks, 0, CommOrigin::NcclInitRank, -1, 0,
+                  std::span<const int32_t>(&self, 1));
+}
+
 } // namespace
 
 COLLCHECK_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
@@ -319,11 +329,8 @@ COLLCHECK_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncc
   COLLCHECK_NCCL_REAL(ncclCommInitRank)
   CallScope scope;
   ncclResult_t rc = real(comm, nranks, commId, rank);
-  if ((rc == ncclSuccess || rc == ncclInProgress) && scope.outermost()) {
-    int32_t self = worldRank();
-    registerCreated(*comm, idFromUniqueId(commId), rank, nranks, 0, CommOrigin::NcclInitRank, -1, 0,
-                    std::span<const int32_t>(&self, 1));
-  }
+  if (initialized(rc) && scope.outermost())
+    recordInitialized(*comm, idFromUniqueId(commId), rank, nranks);
   return rc;
 }
 
@@ -333,11 +340,8 @@ COLLCHECK_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nrank
   COLLCHECK_NCCL_REAL(ncclCommInitRankConfig)
   CallScope scope;
   ncclResult_t rc = real(comm, nranks, commId, rank, config);
-  if ((rc == ncclSuccess || rc == ncclInProgress) && scope.outermost()) {
-    int32_t self = worldRank();
-    registerCreated(*comm, idFromUniqueId(commId), rank, nranks, 0, CommOrigin::NcclInitRank, -1, 0,
-                    std::span<const int32_t>(&self, 1));
-  }
+  if (initialized(rc) && scope.outermost())
+    recordInitialized(*comm, idFromUniqueId(commId), rank, nranks);
   return rc;
 }
 
@@ -347,11 +351,9 @@ COLLCHECK_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int 
   COLLCHECK_NCCL_REAL(ncclCommInitRankScalable)
   CallScope scope;
   ncclResult_t rc = real(newcomm, nranks, myrank, nId, commIds, config);
-  if ((rc == ncclSuccess || rc == ncclInProgress) && scope.outermost() && nId > 0) {
-    int32_t self = worldRank();
+  if (initialized(rc) && scope.outermost() && nId > 0) {
     uint64_t id = hashBytes(commIds, sizeof(ncclUniqueId) * static_cast<size_t>(nId), 0x6e63636c);
-    registerCreated(*newcomm, id == 0 ? 1 : id, myrank, nranks, 0, CommOrigin::NcclInitRank, -1, 0,
-                    std::span<const int32_t>(&self, 1));
+    recordInitialized(*newcomm, id == 0 ? 1 : id, myrank, nranks);
   }
   return rc;
 }
@@ -377,7 +379,7 @@ COLLCHECK_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
   COLLCHECK_NCCL_REAL(ncclCommSplit)
   CallScope scope;
   ncclResult_t rc = real(comm, color, key, newcomm, config);
-  if ((rc == ncclSuccess || rc == ncclInProgress) && scope.outermost()) {
+  if (initialized(rc) && scope.outermost()) {
     if (CommState *parent = commOf(comm)) {
       uint64_t ordinal = parent->creations.fetch_add(1, std::memory_order_relaxed);
       if (newcomm && *newcomm) {
@@ -399,7 +401,7 @@ COLLCHECK_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksL
   COLLCHECK_NCCL_REAL(ncclCommShrink)
   CallScope scope;
   ncclResult_t rc = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
-  if ((rc == ncclSuccess || rc == ncclInProgress) && scope.outermost()) {
+  if (initialized(rc) && scope.outermost()) {
     if (CommState *parent = commOf(comm)) {
       uint64_t ordinal = parent->creations.fetch_add(1, std::memory_order_relaxed);
       if (newcomm && *newcomm) {

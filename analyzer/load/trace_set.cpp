@@ -128,6 +128,7 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
     t.join();
 
   std::map<std::string, std::vector<std::string>> byJob;
+  std::map<int32_t, std::vector<std::string>> bySize; // world size claimed -> files
   for (size_t i = 0; i < readers.size(); ++i) {
     if (!readers[i]) {
       set.problems.push_back({set.candidates[i], errors[i], true});
@@ -145,10 +146,29 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
     if (std::string why = headerProblems(*readers[i]); !why.empty())
       set.problems.push_back({file.path, why, false});
     set.worldSize = std::max(set.worldSize, h.worldSize);
+    if (h.worldSize >= 0)
+      bySize[h.worldSize].push_back(file.path);
     byJob[std::string(h.jobId, strnlen(h.jobId, sizeof h.jobId))].push_back(file.path);
     file.reader = std::move(readers[i]);
     set.totalSlots += file.slots;
     set.files.push_back(std::move(file));
+  }
+  // One job has one world size: a file claiming another one is damaged or from another run. The
+  // largest claim is kept (no rank is dropped), and every file that disagrees with the most common
+  // claim is named.
+  if (bySize.size() > 1) {
+    auto common = std::max_element(bySize.begin(), bySize.end(), [](const auto &a, const auto &b) {
+      return a.second.size() < b.second.size();
+    });
+    for (const auto &[size, paths] : bySize)
+      if (size != common->first)
+        for (const std::string &path : paths)
+          set.problems.push_back({path,
+                                  "claims a world size of " + std::to_string(size) + ", while " +
+                                      std::to_string(common->second.size()) +
+                                      " other file(s) of the job claim " +
+                                      std::to_string(common->first),
+                                  false});
   }
   if (byJob.size() > 1) {
     std::string reason =

@@ -406,7 +406,7 @@ void Analysis::route(int file, const format::Record &r) {
   if (!c->inPartition)
     return;
   if (r.commRank < 0 || (c->comm.size >= 0 && r.commRank >= c->comm.size) ||
-      r.commRank >= (1 << 24)) {
+      r.commRank >= format::kMaxWorldSize) {
     problem(traces_.files[static_cast<size_t>(file)].path,
             "a call names rank " + std::to_string(r.commRank) + " of " + c->comm.label +
                 ", outside the communicator");

@@ -58,9 +58,17 @@ std::vector<Finding> FindingCollector::take() {
 }
 
 std::string formatRanks(const std::vector<int32_t> &input) {
-  std::vector<int32_t> ranks = input;
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  // Rank lists are nearly always sorted and distinct already (a job's missing ranks can run to
+  // millions): copy and sort only when they are not.
+  std::vector<int32_t> sorted;
+  bool ordered = std::adjacent_find(input.begin(), input.end(), std::greater_equal<>()) ==
+                 input.end();
+  if (!ordered) {
+    sorted = input;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  }
+  const std::vector<int32_t> &ranks = ordered ? input : sorted;
   std::string out;
   for (size_t i = 0; i < ranks.size();) {
     size_t j = i;

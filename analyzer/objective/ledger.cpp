@@ -139,7 +139,7 @@ void Ledger::meta(int file, const format::Record &r, size_t files) {
     return;
   }
   case Kind::ValueCapture: {
-    if (r.commRank < 0 || r.commRank >= (1 << 24) || r.count >= kKeptElements)
+    if (r.commRank < 0 || r.commRank >= format::kMaxWorldSize || r.count >= kKeptElements)
       return;
     std::vector<CapturedValues> &perRank = captures_[{r.commId, r.seq()}];
     if (perRank.size() <= static_cast<size_t>(r.commRank))

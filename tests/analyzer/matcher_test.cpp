@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -347,6 +348,26 @@ TEST(Matcher, VariableCountTotalsMustAddUp) {
   ASSERT_EQ(a.findings.size(), 1u) << a.describe();
   EXPECT_EQ(a.findings[0].ruleId, "count-mismatch");
   EXPECT_EQ(a.findings[0].firstSeq, 1u);
+}
+
+TEST(Matcher, FileClaimingAnotherWorldSizeIsNamed) {
+  std::string dir = freshDir("world-size");
+  auto paths = writeJob(dir, uniformJob(4, {allreduce(), barrier()}));
+  {
+    std::fstream f(paths[3], std::ios::in | std::ios::out | std::ios::binary);
+    int32_t claimed = 9;
+    f.seekp(offsetof(format::FileHeader, worldSize));
+    f.write(reinterpret_cast<const char *>(&claimed), sizeof claimed);
+  }
+  Analyzed a = analyzeDir(dir);
+  bool named = false;
+  for (const auto &p : a.traces.problems)
+    named = named || (p.file == paths[3] && p.reason.find("claims a world size of 9, while 3 other "
+                                                          "file(s) of the job claim 4") !=
+                                                std::string::npos);
+  EXPECT_TRUE(named) << a.describe();
+  // The larger claim is kept: no rank is dropped, the ranks it adds are named as missing.
+  EXPECT_EQ(a.traces.missingRanks, (std::vector<int32_t>{4, 5, 6, 7, 8}));
 }
 
 TEST(Matcher, TracesOfTwoJobsAreRefused) {

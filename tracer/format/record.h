@@ -18,8 +18,9 @@ inline constexpr uint32_t kVersion = 1;
 inline constexpr uint32_t kHeaderSize = 4096;
 inline constexpr uint32_t kRecordSize = 64;
 inline constexpr uint32_t kEndianTag = 0x01020304;
-// Readers reject headers claiming more ranks (a corrupt header, not a job).
-inline constexpr int32_t kMaxWorldSize = 1 << 24;
+// Readers reject headers claiming more ranks: a corrupt header, not a job (2,097,152 ranks is over
+// three times the largest MPI jobs run, and it bounds the per-rank tables the analyzer builds).
+inline constexpr int32_t kMaxWorldSize = 1 << 21;
 inline constexpr const char *kFileSuffix = ".cctrace";
 
 enum class Kind : uint8_t {

@@ -121,16 +121,26 @@ public:
     ledger_.finish();
     std::vector<WindowReductions> windows = groupByWindow(ledger_, ctx.job);
     // A job with neither annotations nor an integer count reduction carries nothing that says
-    // its float reductions are gradients of a mean objective: it is not judged
-    // (docs/annotations.md). A float sum of whole numbers alone could be any metric.
+    // its float sums are gradients of a mean objective: they are not judged (docs/annotations.md;
+    // a float sum of whole numbers alone could be any metric).
     bool counted = false;
     for (const WindowReductions &w : windows)
       for (const Reduction *count : w.counts)
         counted =
             counted || isIntegerType(static_cast<format::DataType>(count->reference.dataType));
-    if (!ledger_.hasAnnotations() && !counted)
-      return;
     Weighing weighing = weigh(windows, ledger_);
+    if (!ledger_.hasAnnotations() && !counted) {
+      // Mean reducers (avg, PreMulSum) average per-rank values: exactly where unequal counts go
+      // wrong, so their being unverifiable is said, as a note per reduction. Sums are not judged.
+      auto unverified = makeUnverifiedReductionRule();
+      for (const GradientCheck &g : weighing.gradients) {
+        auto op = static_cast<format::ReduceOp>(g.reduction->reference.op);
+        if (op != format::ReduceOp::Avg && op != format::ReduceOp::PreMulSum)
+          continue;
+        unverified->onGradientReduction(g, ctx); // "no valid counts: neither declared nor ..."
+      }
+      return;
+    }
     for (auto &rule : makeObjectiveRules()) {
       for (const CountCheck &c : weighing.counts)
         rule->onCountReduction(c, ctx);

@@ -181,6 +181,11 @@ def cases_mpi(backend):
         f = one(report, "unverified-reduction", "note")
         assert "normalization is not declared" in f["message"], f["message"]
 
+    def nothing_to_go_by(report):
+        # ncclAvg over local means, no annotation, no count reduction: said, as a note.
+        f = one(report, "unverified-reduction", "note")
+        assert "no valid counts" in f["message"], f["message"]
+
     cases = [
         ("seed.local_means_averaged", 2, [], ["update 1 w 9.8"], seed_weights),
         ("seed.compensated", 2, ["--compensate"], ["update 1 w 9.75"], clean),
@@ -244,6 +249,8 @@ def cases_mpi(backend):
              ["--data", "zero-rank", "--reducer", "premulsum", "--compensate"], None, clean),
             ("no_annotations.counts_reduced", 2, ["--no-annotations", "--normalization",
                                                   "global-count"], ["update 1 w 9.875"], possible),
+            ("no_annotations.nothing_to_go_by", 2, ["--no-annotations"], ["update 1 w 9.8"],
+             nothing_to_go_by),
             ("no_annotations.premulsum_compensating", 2,
              ["--no-annotations", "--reducer", "premulsum", "--compensate"], ["update 1 w 9.75"],
              premulsum_clean),

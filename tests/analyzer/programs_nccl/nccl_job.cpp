@@ -1,5 +1,6 @@
 // NCCL over the test double (host memory, data moved over PMPI), under the tracer. argv[1]:
 //   correct    sum all-reduce, a ring of sends and receives, PreMulSum with one scalar: clean
+//              (but for a note that its average of per-rank values cannot be verified)
 //   premulsum  rank 1 pre-multiplies by another scalar than the others
 //   sendrecv   rank 1 posts a receive half the size of what rank 0 sends it
 #include <mpi.h>

@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fcntl.h>
+#include <map>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -170,9 +171,34 @@ private:
   std::vector<Chunk> roundChunks_;
   std::vector<const format::Record *> runs_;
   void route(int file, const format::Record &r);
-  void problem(const std::string &file, const std::string &reason) {
-    streamProblems_.push_back({file, reason, false});
+  // No communicator has more members than the job has processes: a larger size or rank is damage
+  // (and would make every position's per-member work as large as that claim).
+  int64_t maxCommSize() const {
+    return traces_.worldSize > 0 ? std::max<int64_t>(traces_.worldSize, traces_.files.size())
+                                 : format::kMaxWorldSize;
   }
+  std::string maxCommSizeReason() const {
+    return traces_.worldSize > 0 ? "the job has " + std::to_string(maxCommSize()) + " processes"
+                                 : "the limit is " + std::to_string(format::kMaxWorldSize);
+  }
+  // A damaged file can hold a problem in every record: the first few of each file are named,
+  // the rest counted (memory and report stay bounded by the number of files, not of records).
+  static constexpr size_t kProblemsNamedPerFile = 16;
+  void problem(const std::string &file, const std::string &reason) {
+    if (++problemsPerFile_[file] <= kProblemsNamedPerFile)
+      streamProblems_.push_back({file, reason, false});
+  }
+  void countUnnamedProblems() {
+    for (const auto &[file, count] : problemsPerFile_)
+      if (count > kProblemsNamedPerFile)
+        streamProblems_.push_back(
+            {file,
+             std::to_string(count - kProblemsNamedPerFile) +
+                 " further problem(s) of the kinds above (the first " +
+                 std::to_string(kProblemsNamedPerFile) + " are named)",
+             false});
+  }
+  std::map<std::string, uint64_t> problemsPerFile_;
   bool allFilesDone() const {
     return std::all_of(files_.begin(), files_.end(), [](const FileState &f) { return f.done; });
   }
@@ -284,10 +310,10 @@ void Analysis::learnCommunicator(int file, const format::Record &r) {
   CommState &c = commState(r.commId);
   auto size = static_cast<int64_t>(r.count);
   if (c.comm.size < 0) {
-    if (size <= 0 || size > (int64_t{1} << 24)) {
+    if (size <= 0 || size > maxCommSize()) {
       problem(traces_.files[static_cast<size_t>(file)].path,
               "communicator " + hexCommId(r.commId) + " created with an impossible size " +
-                  std::to_string(r.count));
+                  std::to_string(r.count) + " (" + maxCommSizeReason() + ")");
       return;
     }
     c.comm.size = static_cast<int32_t>(size);
@@ -406,7 +432,7 @@ void Analysis::route(int file, const format::Record &r) {
   if (!c->inPartition)
     return;
   if (r.commRank < 0 || (c->comm.size >= 0 && r.commRank >= c->comm.size) ||
-      r.commRank >= format::kMaxWorldSize) {
+      r.commRank >= maxCommSize()) {
     problem(traces_.files[static_cast<size_t>(file)].path,
             "a call names rank " + std::to_string(r.commRank) + " of " + c->comm.label +
                 ", outside the communicator");
@@ -727,6 +753,7 @@ AnalysisResult Analysis::run() {
             rule->onPointToPoint(e, context_);
         });
   }
+  countUnnamedProblems();
   for (auto &rule : rules_)
     rule->onJobEnd(context_);
 

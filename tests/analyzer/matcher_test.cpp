@@ -370,6 +370,22 @@ TEST(Matcher, FileClaimingAnotherWorldSizeIsNamed) {
   EXPECT_EQ(a.traces.missingRanks, (std::vector<int32_t>{4, 5, 6, 7, 8}));
 }
 
+TEST(Matcher, ProblemsOfOneFileAreNamedUpToABoundAndCounted) {
+  std::string dir = freshDir("many-problems");
+  auto ranks = uniformJob(2, {barrier()});
+  for (uint64_t c = 0; c < 100; ++c) // calls on 100 communicators no trace created
+    ranks[0].call(barrier(), 0x1000 + c);
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  size_t named = 0, counted = 0;
+  for (const auto &p : a.result.problems) {
+    named += p.reason.find("no trace records the creation") != std::string::npos;
+    counted += p.file.empty() && p.reason.find("84 further problem(s)") != std::string::npos;
+  }
+  EXPECT_EQ(named, 16u) << a.describe();
+  EXPECT_EQ(counted, 1u) << a.describe();
+}
+
 TEST(Matcher, TracesOfTwoJobsAreRefused) {
   std::string dir = freshDir("two-jobs");
   writeJob(dir, uniformJob(2, {barrier()}), "job-a");

@@ -187,16 +187,34 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
   std::stable_sort(set.files.begin(), set.files.end(), [](const TraceFile &a, const TraceFile &b) {
     return static_cast<uint32_t>(a.worldRank) < static_cast<uint32_t>(b.worldRank);
   });
-  for (size_t i = 1; i < set.files.size(); ++i) {
-    if (set.files[i].worldRank >= 0 && set.files[i].worldRank == set.files[i - 1].worldRank) {
-      set.problems.push_back({set.files[i].path,
-                              "claims world rank " + std::to_string(set.files[i].worldRank) +
-                                  ", as does " + set.files[i - 1].path +
-                                  "; a folder must hold one run of one job",
-                              true});
-      set.fatal = true;
+  // Two files claiming one world rank (a restarted rank, a copied file): which one is that rank's
+  // run is undecidable, so neither is analyzed; the rank is then left unchecked like a missing
+  // file, and the other ranks are checked among themselves.
+  std::vector<TraceFile> kept;
+  for (size_t i = 0; i < set.files.size();) {
+    size_t j = i + 1;
+    while (j < set.files.size() && set.files[i].worldRank >= 0 &&
+           set.files[j].worldRank == set.files[i].worldRank)
+      ++j;
+    if (j - i > 1) {
+      for (size_t k = i; k < j; ++k)
+        set.problems.push_back(
+            {set.files[k].path,
+             "claims world rank " + std::to_string(set.files[k].worldRank) + ", as does " +
+                 set.files[k == i ? i + 1 : i].path +
+                 (j - i > 2 ? " (and " + std::to_string(j - i - 2) + " more)" : "") +
+                 "; a folder must hold one run of one job, so neither is analyzed and the "
+                 "rank's calls are left unchecked",
+             true});
+    } else {
+      kept.push_back(std::move(set.files[i]));
     }
+    i = j;
   }
+  set.files = std::move(kept);
+  set.totalSlots = 0;
+  for (const TraceFile &f : set.files)
+    set.totalSlots += f.slots;
   if (set.files.empty() && !set.fatal) {
     set.problems.push_back({"", "no usable trace file", true});
     set.fatal = true;

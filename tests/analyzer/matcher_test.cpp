@@ -386,6 +386,26 @@ TEST(Matcher, ProblemsOfOneFileAreNamedUpToABoundAndCounted) {
   EXPECT_EQ(counted, 1u) << a.describe();
 }
 
+TEST(Matcher, TwoFilesClaimingOneRankAreNamedAndTheOtherRanksChecked) {
+  std::string dir = freshDir("one-rank-twice");
+  auto ranks = uniformJob(3, {allreduce(), barrier()});
+  ranks[1].call(bcast(8, 0)); // rank 1 alone: a finding the analysis must still make
+  auto paths = writeJob(dir, ranks);
+  // A second run's file of rank 2 in the same folder.
+  std::filesystem::copy_file(paths[2], dir + "/rank2-again.cctrace");
+  Analyzed a = analyzeDir(dir);
+  EXPECT_FALSE(a.traces.fatal);
+  size_t named = 0;
+  for (const auto &p : a.traces.problems)
+    named += p.unusable && p.reason.find("claims world rank 2, as does") != std::string::npos;
+  EXPECT_EQ(named, 2u) << a.describe();
+  EXPECT_EQ(a.traces.files.size(), 2u);
+  EXPECT_EQ(a.traces.missingRanks, (std::vector<int32_t>{2}));
+  auto extra = a.of("missing-participant");
+  ASSERT_EQ(extra.size(), 1u) << a.describe();
+  EXPECT_EQ(ranksOf(extra[0], "issued"), (std::vector<int32_t>{1}));
+}
+
 TEST(Matcher, TracesOfTwoJobsAreRefused) {
   std::string dir = freshDir("two-jobs");
   writeJob(dir, uniformJob(2, {barrier()}), "job-a");

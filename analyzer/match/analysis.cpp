@@ -173,11 +173,18 @@ private:
   void route(int file, const format::Record &r);
   // No communicator has more members than the job has processes: a larger size or rank is damage
   // (and would make every position's per-member work as large as that claim).
-  int64_t maxCommSize() const {
+  int64_t jobProcesses() const {
     return traces_.worldSize > 0 ? std::max<int64_t>(traces_.worldSize, traces_.files.size())
                                  : format::kMaxWorldSize;
   }
+  int64_t maxCommSize() const {
+    return options_.maxCommunicatorSize > 0
+               ? std::min(options_.maxCommunicatorSize, jobProcesses())
+               : jobProcesses();
+  }
   std::string maxCommSizeReason() const {
+    if (maxCommSize() < jobProcesses())
+      return "the analysis was limited to " + std::to_string(maxCommSize()) + " ranks";
     return traces_.worldSize > 0 ? "the job has " + std::to_string(maxCommSize()) + " processes"
                                  : "the limit is " + std::to_string(format::kMaxWorldSize);
   }

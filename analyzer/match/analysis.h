@@ -27,6 +27,10 @@ struct AnalysisOptions {
   // Partitioned analysis: only communicators whose id hashes to `partitionIndex` modulo
   // `partitionCount` are matched (each part's findings are disjoint; merge them to get the job's).
   uint32_t partitionIndex = 0, partitionCount = 1;
+  // Communicators larger than this are refused as damage (0: up to the job's process count).
+  // Matching costs each position its communicator's size even where few of its ranks left a
+  // trace; the fuzz target bounds it so that its inputs explore the logic, not that scaling.
+  int64_t maxCommunicatorSize = 0;
   std::atomic<uint64_t> *recordsRead = nullptr; // progress: slots read, may be null
 };
 

@@ -128,25 +128,33 @@ public:
       for (const Reduction *count : w.counts)
         counted =
             counted || isIntegerType(static_cast<format::DataType>(count->reference.dataType));
-    Weighing weighing = weigh(windows, ledger_);
-    if (!ledger_.hasAnnotations() && !counted) {
-      // Mean reducers (avg, PreMulSum) average per-rank values: exactly where unequal counts go
-      // wrong, so their being unverifiable is said, as a note per reduction. Sums are not judged.
-      auto unverified = makeUnverifiedReductionRule();
-      for (const GradientCheck &g : weighing.gradients) {
-        auto op = static_cast<format::ReduceOp>(g.reduction->reference.op);
-        if (op != format::ReduceOp::Avg && op != format::ReduceOp::PreMulSum)
-          continue;
-        unverified->onGradientReduction(g, ctx); // "no valid counts: neither declared nor ..."
+    const bool judged = ledger_.hasAnnotations() || counted;
+    // Mean reducers (avg, PreMulSum) average per-rank values: exactly where unequal counts go
+    // wrong, so in a job that is not judged their being unverifiable is still said, as a note.
+    std::vector<std::unique_ptr<ObjectiveRule>> rules;
+    if (judged)
+      rules = makeObjectiveRules();
+    else
+      rules.push_back(makeUnverifiedReductionRule());
+    struct Dispatch final : WeighingVisitor {
+      std::vector<std::unique_ptr<ObjectiveRule>> &rules;
+      RuleContext &ctx;
+      bool judged;
+      Dispatch(std::vector<std::unique_ptr<ObjectiveRule>> &r, RuleContext &c, bool j)
+          : rules(r), ctx(c), judged(j) {}
+      void count(const CountCheck &c) override {
+        for (auto &rule : rules)
+          rule->onCountReduction(c, ctx);
       }
-      return;
-    }
-    for (auto &rule : makeObjectiveRules()) {
-      for (const CountCheck &c : weighing.counts)
-        rule->onCountReduction(c, ctx);
-      for (const GradientCheck &g : weighing.gradients)
-        rule->onGradientReduction(g, ctx);
-    }
+      void gradient(const GradientCheck &g) override {
+        auto op = static_cast<format::ReduceOp>(g.reduction->reference.op);
+        if (!judged && op != format::ReduceOp::Avg && op != format::ReduceOp::PreMulSum)
+          return;
+        for (auto &rule : rules)
+          rule->onGradientReduction(g, ctx);
+      }
+    } dispatch(rules, ctx, judged);
+    weigh(windows, ledger_, dispatch);
   }
 
 private:

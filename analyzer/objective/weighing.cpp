@@ -256,8 +256,8 @@ std::string GradientCheck::describeReducer() const {
   return out;
 }
 
-Weighing weigh(const std::vector<WindowReductions> &windows, const Ledger &ledger) {
-  Weighing out;
+void weigh(const std::vector<WindowReductions> &windows, const Ledger &ledger,
+           WeighingVisitor &visitor) {
   for (const WindowReductions &w : windows) {
     const Communicator &comm = *w.comm;
     const size_t members = static_cast<size_t>(comm.size);
@@ -271,7 +271,7 @@ Weighing weigh(const std::vector<WindowReductions> &windows, const Ledger &ledge
         previous[rank] = ledger.declarations(w.window - 1, file);
     }
     for (const Reduction *count : w.counts)
-      out.counts.push_back({count, &w, &comm, declared, previous});
+      visitor.count({count, &w, &comm, declared, previous});
     PartialCount partial = findPartialCount(w, declared);
     for (const Reduction *gradient : w.gradients) {
       GradientCheck c;
@@ -299,10 +299,9 @@ Weighing weigh(const std::vector<WindowReductions> &windows, const Ledger &ledge
             c.nonFiniteResult = c.nonFiniteResult || !std::isfinite(v.output[e]);
           }
       c.outcome = decide(c);
-      out.gradients.push_back(std::move(c));
+      visitor.gradient(c);
     }
   }
-  return out;
 }
 
 } // namespace collcheck::analyzer::objective

@@ -82,11 +82,17 @@ struct CountCheck {
   std::vector<const Declarations *> previous; // per comm rank: the window before
 };
 
-struct Weighing {
-  std::vector<GradientCheck> gradients;
-  std::vector<CountCheck> counts;
+// Receives each check as it is weighed, window by window (a window's count reductions, then its
+// gradient reductions). A check holds a term per rank: it lives only for its visit, so memory grows
+// with the ranks, not with ranks x reductions.
+class WeighingVisitor {
+public:
+  virtual ~WeighingVisitor() = default;
+  virtual void count(const CountCheck &check) = 0;
+  virtual void gradient(const GradientCheck &check) = 0;
 };
 
-Weighing weigh(const std::vector<WindowReductions> &windows, const Ledger &ledger);
+void weigh(const std::vector<WindowReductions> &windows, const Ledger &ledger,
+           WeighingVisitor &visitor);
 
 } // namespace collcheck::analyzer::objective

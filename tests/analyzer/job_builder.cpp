@@ -162,6 +162,15 @@ RankTrace &RankTrace::window(uint32_t w) {
   return *this;
 }
 
+RankTrace &RankTrace::declare(Kind kind, double value, uint8_t how) {
+  Record r = base(kind, 0);
+  r.op = how;
+  r.setAuxDouble(value);
+  records.push_back(r);
+  returned.push_back(true);
+  return *this;
+}
+
 RankTrace &RankTrace::finalize() {
   records.push_back(base(Kind::Finalize, 0));
   returned.push_back(true);

@@ -41,6 +41,9 @@ public:
   RankTrace &send(uint64_t commId, int32_t peer, uint64_t count);
   RankTrace &recv(uint64_t commId, int32_t peer, uint64_t count);
   RankTrace &window(uint32_t w);
+  // An annotation of the current window: ValidCount, Normalization (`how` its LossNormalization)
+  // or ReducerScale, with its value.
+  RankTrace &declare(format::Kind kind, double value, uint8_t how = 0);
   RankTrace &finalize();
   // Cleanly exited (header `finished`); false leaves the file as a killed process would.
   RankTrace &finished(bool yes);

@@ -16,9 +16,7 @@ namespace {
 using analyzer::hexCommId;
 using nlohmann::ordered_json;
 
-std::string fixed(const char *field, size_t size) {
-  return std::string(field, strnlen(field, size));
-}
+std::string fixed(const char *field, size_t size) { return format::headerText(field, size); }
 
 ordered_json headerJson(const std::string &path, const format::Reader &reader) {
   const format::FileHeader &h = reader.header();
@@ -141,7 +139,9 @@ int dumpFile(const std::string &path) {
     std::fprintf(stderr, "collcheck dump: %s\n", error.c_str());
     return 2;
   }
-  std::cout << headerJson(path, *reader).dump() << '\n';
+  std::cout
+      << headerJson(path, *reader).dump(-1, ' ', false, ordered_json::error_handler_t::replace)
+      << '\n';
   uint64_t firstBad = UINT64_MAX, torn = 0, corrupt = 0, unknown = 0;
   std::string line;
   for (uint64_t i = 0; i < reader->slotCount(); ++i) {
@@ -157,7 +157,8 @@ int dumpFile(const std::string &path) {
       ++unknown;
       continue;
     }
-    line = recordJson(i, reader->slot(i), reader->header()).dump();
+    line = recordJson(i, reader->slot(i), reader->header())
+               .dump(-1, ' ', false, ordered_json::error_handler_t::replace);
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), stdout);
   }

@@ -140,7 +140,7 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
     file.worldRank = h.worldRank;
     file.finished = h.finished != 0;
     file.slots = readers[i]->slotCount();
-    std::string host(h.host, strnlen(h.host, sizeof h.host));
+    std::string host = format::headerText(h.host, sizeof h.host);
     file.label = h.worldRank >= 0 ? "rank " + std::to_string(h.worldRank)
                                   : "pid " + std::to_string(h.pid) + " on " + host;
     if (std::string why = headerProblems(*readers[i]); !why.empty())
@@ -148,7 +148,7 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
     set.worldSize = std::max(set.worldSize, h.worldSize);
     if (h.worldSize >= 0)
       bySize[h.worldSize].push_back(file.path);
-    byJob[std::string(h.jobId, strnlen(h.jobId, sizeof h.jobId))].push_back(file.path);
+    byJob[format::headerText(h.jobId, sizeof h.jobId)].push_back(file.path);
     file.reader = std::move(readers[i]);
     set.totalSlots += file.slots;
     set.files.push_back(std::move(file));

@@ -65,7 +65,7 @@ void writeJson(std::ostream &out, const ReportInput &in) {
   for (const Finding &f : in.result.findings)
     findings.push_back(findingJson(f));
   j["findings"] = findings;
-  out << j.dump(2) << "\n";
+  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 } // namespace collcheck::analyzer

@@ -12,7 +12,9 @@
 namespace collcheck::analyzer {
 namespace {
 
-std::string jsonString(const std::string &s) { return nlohmann::json(s).dump(); }
+std::string jsonString(const std::string &s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 } // namespace
 

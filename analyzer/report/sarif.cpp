@@ -82,7 +82,7 @@ void writeSarif(std::ostream &out, const ReportInput &in) {
   sarif["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
   sarif["version"] = "2.1.0";
   sarif["runs"] = ordered_json::array({run});
-  out << sarif.dump(2) << "\n";
+  out << sarif.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 } // namespace collcheck::analyzer

@@ -142,7 +142,8 @@ std::string writeSarif(const std::vector<ReportedFinding> &findings,
                                            {"toolExecutionNotifications", toolNotifications}}})},
              {"columnKind", "utf16CodeUnits"},
              {"results", results}}})}};
-  return sarif.dump(2) + "\n";
+  // Messages quote source text, which need not be valid UTF-8: replace what is not.
+  return sarif.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 } // namespace collcheck::lint

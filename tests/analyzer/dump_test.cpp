@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -154,3 +155,27 @@ TEST(Dump, MissingFileIsRefused) {
 }
 
 } // namespace
+
+TEST(Dump, HeaderTextThatIsNotPrintableIsShownAsQuestionMarksInEveryReport) {
+  std::string path = oneFile("header-text");
+  {
+    // A host name with an escape sequence and bytes that are not UTF-8.
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    const char host[] = "node\x1b[31m\xff\xbc";
+    f.seekp(offsetof(format::FileHeader, host));
+    f.write(host, sizeof host);
+  }
+  CommandResult dump = runCollcheck("dump " + path);
+  ASSERT_EQ(dump.status, 0) << dump.err;
+  auto all = lines(dump.out);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all[0]["host"], "node?[31m??");
+  std::string dir = std::filesystem::path(path).parent_path();
+  for (const char *report : {"--json", "--sarif"}) {
+    CommandResult analyzed = runCollcheck("analyze --quiet " + std::string(report) + " " + dir);
+    EXPECT_EQ(analyzed.status, 1) << report << ": " << analyzed.err;
+    EXPECT_TRUE(nlohmann::json::accept(analyzed.out)) << report;
+  }
+  CommandResult text = runCollcheck("analyze --color=never " + dir);
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos);
+}

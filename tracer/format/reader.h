@@ -6,6 +6,7 @@
 #include "record.h"
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,18 @@ inline SlotState classify(const Record &r) {
     return SlotState::Empty;
   }
   return r.check == recordHash(r) ? SlotState::Published : SlotState::Corrupt;
+}
+
+// A fixed-size text field of a header (host, job id, executable): up to its first NUL, with every
+// byte outside printable ASCII shown as '?'. The fields come from the traced environment and from
+// files that may be damaged: they must not put control sequences on a terminal or invalid UTF-8
+// in a report.
+inline std::string headerText(const char *field, size_t size) {
+  std::string out(field, strnlen(field, size));
+  for (char &c : out)
+    if (c < 0x20 || c > 0x7e)
+      c = '?';
+  return out;
 }
 
 class Reader {

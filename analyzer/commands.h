@@ -9,10 +9,10 @@ namespace collcheck::cli {
 
 using Args = std::span<const char *const>;
 
-int runMain(Args args);      // tracer/launcher: collcheck run -o DIR -- CMD...
-int dumpMain(Args args);     // collcheck dump FILE...: records as JSON Lines
-int analyzeMain(Args args);  // collcheck analyze DIR
-int rulesMain(Args args);    // collcheck rules
-int explainMain(Args args);  // collcheck explain RULE
+int runMain(Args args);     // tracer/launcher: collcheck run -o DIR -- CMD...
+int dumpMain(Args args);    // collcheck dump FILE...: records as JSON Lines
+int analyzeMain(Args args); // collcheck analyze DIR
+int rulesMain(Args args);   // collcheck rules
+int explainMain(Args args); // collcheck explain RULE
 
 } // namespace collcheck::cli

@@ -178,9 +178,8 @@ private:
                                  : format::kMaxWorldSize;
   }
   int64_t maxCommSize() const {
-    return options_.maxCommunicatorSize > 0
-               ? std::min(options_.maxCommunicatorSize, jobProcesses())
-               : jobProcesses();
+    return options_.maxCommunicatorSize > 0 ? std::min(options_.maxCommunicatorSize, jobProcesses())
+                                            : jobProcesses();
   }
   std::string maxCommSizeReason() const {
     if (maxCommSize() < jobProcesses())
@@ -198,12 +197,11 @@ private:
   void countUnnamedProblems() {
     for (const auto &[file, count] : problemsPerFile_)
       if (count > kProblemsNamedPerFile)
-        streamProblems_.push_back(
-            {file,
-             std::to_string(count - kProblemsNamedPerFile) +
-                 " further problem(s) of the kinds above (the first " +
-                 std::to_string(kProblemsNamedPerFile) + " are named)",
-             false});
+        streamProblems_.push_back({file,
+                                   std::to_string(count - kProblemsNamedPerFile) +
+                                       " further problem(s) of the kinds above (the first " +
+                                       std::to_string(kProblemsNamedPerFile) + " are named)",
+                                   false});
   }
   std::map<std::string, uint64_t> problemsPerFile_;
   bool allFilesDone() const {

@@ -61,8 +61,8 @@ std::string formatRanks(const std::vector<int32_t> &input) {
   // Rank lists are nearly always sorted and distinct already (a job's missing ranks can run to
   // millions): copy and sort only when they are not.
   std::vector<int32_t> sorted;
-  bool ordered = std::adjacent_find(input.begin(), input.end(), std::greater_equal<>()) ==
-                 input.end();
+  bool ordered =
+      std::adjacent_find(input.begin(), input.end(), std::greater_equal<>()) == input.end();
   if (!ordered) {
     sorted = input;
     std::sort(sorted.begin(), sorted.end());

@@ -41,7 +41,7 @@ double updateRight(double w, const double *targets, const bool *valid, size_t n,
   double globalCount = 0;
   MPI_Allreduce(&count, &globalCount, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (globalCount <= 0)
-    return w; // every rank skips the same empty update
+    return w;                                       // every rank skips the same empty update
   *deviceGradient = localSum * ranks / globalCount; // = (local mean) * P * n_r / N
   ncclAllReduce(deviceGradient, deviceGradient, 1, ncclFloat64, ncclAvg, comm, stream);
   return w - lr * *deviceGradient;

@@ -362,9 +362,9 @@ TEST(Matcher, FileClaimingAnotherWorldSizeIsNamed) {
   Analyzed a = analyzeDir(dir);
   bool named = false;
   for (const auto &p : a.traces.problems)
-    named = named || (p.file == paths[3] && p.reason.find("claims a world size of 9, while 3 other "
-                                                          "file(s) of the job claim 4") !=
-                                                std::string::npos);
+    named = named || (p.file == paths[3] &&
+                      p.reason.find("claims a world size of 9, while 3 other "
+                                    "file(s) of the job claim 4") != std::string::npos);
   EXPECT_TRUE(named) << a.describe();
   // The larger claim is kept: no rank is dropped, the ranks it adds are named as missing.
   EXPECT_EQ(a.traces.missingRanks, (std::vector<int32_t>{4, 5, 6, 7, 8}));

@@ -1,5 +1,5 @@
-#include <cstring>
 #include "datatypes.h"
+#include <cstring>
 
 #include <bit>
 #include <cmath>

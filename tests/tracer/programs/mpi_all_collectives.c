@@ -1,6 +1,6 @@
-/* Issues every MPI collective the tracer records, blocking and nonblocking, on MPI_COMM_WORLD and on
- * derived communicators, with rank-dependent but known arguments. The tracer test checks each record
- * against the argument values written here. */
+/* Issues every MPI collective the tracer records, blocking and nonblocking, on MPI_COMM_WORLD and
+ * on derived communicators, with rank-dependent but known arguments. The tracer test checks each
+ * record against the argument values written here. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,13 +62,19 @@ int main(int argc, char **argv) {
   MPI_Ireduce(nsend[k], nrecv[k], 5, MPI_DOUBLE, MPI_SUM, 0, w, &req[k]), ++k;
   MPI_Iallreduce(nsend[k], nrecv[k], 7, MPI_DOUBLE, MPI_SUM, w, &req[k]), ++k;
   MPI_Igather(nsend[k], 2, MPI_INT, nrecv[k], 2, MPI_INT, 0, w, &req[k]), ++k;
-  MPI_Igatherv(nsend[k], rank + 1, MPI_DOUBLE, nrecv[k], counts, displs, MPI_DOUBLE, 0, w, &req[k]), ++k;
+  MPI_Igatherv(nsend[k], rank + 1, MPI_DOUBLE, nrecv[k], counts, displs, MPI_DOUBLE, 0, w, &req[k]),
+      ++k;
   MPI_Iscatter(nsend[k], 2, MPI_LONG, nrecv[k], 2, MPI_LONG, 1, w, &req[k]), ++k;
-  MPI_Iscatterv(nsend[k], counts, displs, MPI_DOUBLE, nrecv[k], rank + 1, MPI_DOUBLE, 1, w, &req[k]), ++k;
+  MPI_Iscatterv(nsend[k], counts, displs, MPI_DOUBLE, nrecv[k], rank + 1, MPI_DOUBLE, 1, w,
+                &req[k]),
+      ++k;
   MPI_Iallgather(nsend[k], 3, MPI_SHORT, nrecv[k], 3, MPI_SHORT, w, &req[k]), ++k;
-  MPI_Iallgatherv(nsend[k], rank + 1, MPI_DOUBLE, nrecv[k], counts, displs, MPI_DOUBLE, w, &req[k]), ++k;
+  MPI_Iallgatherv(nsend[k], rank + 1, MPI_DOUBLE, nrecv[k], counts, displs, MPI_DOUBLE, w, &req[k]),
+      ++k;
   MPI_Ialltoall(nsend[k], 2, MPI_DOUBLE, nrecv[k], 2, MPI_DOUBLE, w, &req[k]), ++k;
-  MPI_Ialltoallv(nsend[k], pair, displs, MPI_DOUBLE, nrecv[k], pair, displs, MPI_DOUBLE, w, &req[k]), ++k;
+  MPI_Ialltoallv(nsend[k], pair, displs, MPI_DOUBLE, nrecv[k], pair, displs, MPI_DOUBLE, w,
+                 &req[k]),
+      ++k;
   {
     static int wd[16];
     for (int i = 0; i < size; ++i)

@@ -1,6 +1,6 @@
-/* collcheck annotations: tell the tracer where an optimizer update begins, how many valid items this
- * rank contributed and how its loss was normalized, so the analyzer can check the gradient algebra
- * (g = (1/N) sum_r n_r * mean_r, N = sum_r n_r) for every reduction of the window.
+/* collcheck annotations: tell the tracer where an optimizer update begins, how many valid items
+ * this rank contributed and how its loss was normalized, so the analyzer can check the gradient
+ * algebra (g = (1/N) sum_r n_r * mean_r, N = sum_r n_r) for every reduction of the window.
  *
  * Header-only and free when collcheck is absent: the entry points are weak symbols defined by the
  * preload library (libcollcheck_preload.so). Without it they resolve to null and each call is one

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Python annotation module (tracer/python/collcheck): a no-op without the preload library (no
 error, no file), records under the real preload library, the PyTorch declarations on stand-in
-objects with the attributes of DDP, FSDP1 and FSDP2 (PyTorch itself is not installed here), and a
+objects with the attributes of DDP, FSDP1 and FSDP2 (real DDP: torch_ddp_test.py), and a
 Python DDP-shaped job over real MPI whose reductions the analyzer verifies from those
 declarations."""
 import argparse

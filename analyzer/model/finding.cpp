@@ -38,8 +38,9 @@ void FindingCollector::add(Finding finding, const std::string &groupKey) {
     return;
   }
   ++distinct;
-  for (RankGroup &group : finding.groups)
-    std::sort(group.ranks.begin(), group.ranks.end());
+  for (RankGroup &group : finding.groups) // nearly always sorted already (and can be millions)
+    if (!std::is_sorted(group.ranks.begin(), group.ranks.end()))
+      std::sort(group.ranks.begin(), group.ranks.end());
   byKey_.emplace(std::move(key), findings_.size());
   findings_.push_back(std::move(finding));
 }

@@ -72,6 +72,11 @@ bool isWeightedReduction(const format::Record &call) {
   return op == ReduceOp::Sum || op == ReduceOp::Avg || op == ReduceOp::PreMulSum;
 }
 
+bool averagesOverRanks(const format::Record &call) {
+  auto op = static_cast<ReduceOp>(call.op);
+  return op == ReduceOp::Avg || op == ReduceOp::PreMulSum;
+}
+
 bool hasCountShape(const format::Record &call) {
   return static_cast<Kind>(call.kind) == Kind::AllReduce &&
          static_cast<ReduceOp>(call.op) == ReduceOp::Sum && call.count >= 1 && call.count <= 4;

@@ -87,6 +87,8 @@ private:
 // The reductions whose weighting the objective checks judge: reduce, all-reduce and
 // reduce-scatter with a sum, an average or a PreMulSum.
 bool isWeightedReduction(const format::Record &call);
+// A mean reducer: avg or PreMulSum, which average per-rank values on the wire.
+bool averagesOverRanks(const format::Record &call);
 bool isFloatType(format::DataType type);
 bool isIntegerType(format::DataType type);
 // A SUM all-reduce of at most four elements: the shape of a count reduction.

@@ -129,14 +129,10 @@ public:
         counted =
             counted || isIntegerType(static_cast<format::DataType>(count->reference.dataType));
     const bool judged = ledger_.hasAnnotations() || counted;
-    auto meanReducer = [](const Reduction &r) {
-      auto op = static_cast<format::ReduceOp>(r.reference.op);
-      return op == format::ReduceOp::Avg || op == format::ReduceOp::PreMulSum;
-    };
     bool anyMeanReducer = false;
     for (const WindowReductions &w : windows)
       for (const Reduction *g : w.gradients)
-        anyMeanReducer = anyMeanReducer || meanReducer(*g);
+        anyMeanReducer = anyMeanReducer || averagesOverRanks(g->reference);
     if (!judged && !anyMeanReducer)
       return; // nothing to judge and nothing to note: spare the weighing of every reduction
     // Mean reducers (avg, PreMulSum) average per-rank values: exactly where unequal counts go
@@ -157,8 +153,7 @@ public:
           rule->onCountReduction(c, ctx);
       }
       void gradient(const GradientCheck &g) override {
-        auto op = static_cast<format::ReduceOp>(g.reduction->reference.op);
-        if (!judged && op != format::ReduceOp::Avg && op != format::ReduceOp::PreMulSum)
+        if (!judged && !averagesOverRanks(g.reduction->reference))
           return; // a sum in a job that is not judged
         for (auto &rule : rules)
           rule->onGradientReduction(g, ctx);

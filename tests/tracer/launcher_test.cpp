@@ -28,7 +28,12 @@ size_t traceCount(const std::string &dir) {
   return n;
 }
 
+#ifdef COLLCHECK_SANITIZED_PRELOAD
+// The instrumented preload library needs the sanitizer runtime before it: hand the launcher both.
+const std::string kCollcheck = "COLLCHECK_PRELOAD='" COLLCHECK_PRELOAD_PATH "' " COLLCHECK_TOOL;
+#else
 const std::string kCollcheck = COLLCHECK_TOOL;
+#endif
 
 } // namespace
 
@@ -52,6 +57,14 @@ TEST(Launcher, ArgumentsReachTheCommandWithoutAShellAndTheStatusComesBack) {
   EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- /no/such/program 2>/dev/null"), 127);
   EXPECT_EQ(runPlain(kCollcheck + " run 2>/dev/null"), 2) << "usage error";
   EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " 2>/dev/null"), 2) << "no command";
+  // A list of libraries to preload (a sanitizer runtime before the library): every entry must
+  // exist.
+  EXPECT_EQ(runPlain("COLLCHECK_PRELOAD='" COLLCHECK_PRELOAD_PATH ":" COLLCHECK_PRELOAD_PATH "' " +
+                     std::string(COLLCHECK_TOOL) + " run -o " + dir + " -- true 2>/dev/null"),
+            0);
+  EXPECT_EQ(runPlain("COLLCHECK_PRELOAD=/no/such/runtime.so:" + std::string(COLLCHECK_TOOL) + " " +
+                     COLLCHECK_TOOL + " run -o " + dir + " -- true 2>/dev/null"),
+            2);
 }
 
 TEST(Launcher, MpirunJobGetsOneFilePerRankWithOneJobId) {

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -27,7 +28,8 @@ constexpr const char *kUsage =
     "usage: collcheck run -o DIR [--preload LIB] -- COMMAND [ARGS...]\n"
     "  Runs COMMAND with the collcheck tracer preloaded; every process that makes MPI or NCCL\n"
     "  collective calls writes DIR/<host>-<pid>.cctrace. Works with mpirun, srun, torchrun and\n"
-    "  plain commands. The same library can be used by hand:\n"
+    "  plain commands. LIB (or $COLLCHECK_PRELOAD) may be a ':'-separated list, e.g. a\n"
+    "  sanitizer runtime before the library. The same library can be used by hand:\n"
     "    LD_PRELOAD=<lib>/libcollcheck_preload.so COLLCHECK_OUTPUT=DIR <command>\n";
 
 std::string executableDir() {
@@ -132,8 +134,16 @@ int runMain(Args args) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  // One library, or a colon-separated list that goes into LD_PRELOAD as it is (a sanitizer
+  // runtime before an instrumented preload library): each entry must be readable.
   std::string preload = findPreload(preloadPath);
-  if (preload.empty() || access(preload.c_str(), R_OK) != 0) {
+  bool readable = !preload.empty();
+  for (size_t start = 0; readable && start <= preload.size();) {
+    size_t end = std::min(preload.find(':', start), preload.size());
+    readable = end > start && access(preload.substr(start, end - start).c_str(), R_OK) == 0;
+    start = end + 1;
+  }
+  if (!readable) {
     std::fprintf(stderr,
                  "collcheck run: cannot find libcollcheck_preload.so (set COLLCHECK_PRELOAD or "
                  "--preload)\n");

@@ -150,7 +150,6 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
       bySize[h.worldSize].push_back(file.path);
     byJob[format::headerText(h.jobId, sizeof h.jobId)].push_back(file.path);
     file.reader = std::move(readers[i]);
-    set.totalSlots += file.slots;
     set.files.push_back(std::move(file));
   }
   // One job has one world size: a file claiming another one is damaged or from another run. The
@@ -212,8 +211,7 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
     i = j;
   }
   set.files = std::move(kept);
-  set.totalSlots = 0;
-  for (const TraceFile &f : set.files)
+  for (const TraceFile &f : set.files) // of the files analyzed, duplicates left out
     set.totalSlots += f.slots;
   if (set.files.empty() && !set.fatal) {
     set.problems.push_back({"", "no usable trace file", true});

@@ -75,8 +75,7 @@ RankTrace &RankTrace::comm(uint64_t id, int32_t commRank, const std::vector<int3
   c.aux = parent;
   c.peer = color;
   c.op = static_cast<uint8_t>(origin);
-  records.push_back(c);
-  returned.push_back(true);
+  append(c);
   for (size_t first = 0; first < members.size(); first += kMembersPerRecord) {
     Record m{};
     m.kind = static_cast<uint8_t>(Kind::CommMembers);
@@ -85,8 +84,7 @@ RankTrace &RankTrace::comm(uint64_t id, int32_t commRank, const std::vector<int3
     for (int i = 0; i < kMembersPerRecord; ++i)
       setMemberAt(m, i, first + i < members.size() ? members[first + i] : -1);
     m.setSeqThread(first, 0);
-    records.push_back(m);
-    returned.push_back(true);
+    append(m);
   }
   return *this;
 }
@@ -98,8 +96,7 @@ RankTrace &RankTrace::ncclComm(uint64_t id, int32_t commRank, int32_t size) {
   c.peer = -1;
   c.op = static_cast<uint8_t>(CommOrigin::NcclInitRank);
   c.flags = kFlagNccl;
-  records.push_back(c);
-  returned.push_back(true);
+  append(c);
   Record m{};
   m.kind = static_cast<uint8_t>(Kind::CommMembers);
   m.commId = id;
@@ -108,9 +105,7 @@ RankTrace &RankTrace::ncclComm(uint64_t id, int32_t commRank, int32_t size) {
   for (int i = 0; i < kMembersPerRecord; ++i)
     setMemberAt(m, i, i == 0 ? worldRank_ : -1);
   m.setSeqThread(static_cast<uint64_t>(commRank), 0);
-  records.push_back(m);
-  returned.push_back(true);
-  return *this;
+  return append(m);
 }
 
 RankTrace &RankTrace::call(const CallSpec &spec, uint64_t commId, bool didReturn) {
@@ -122,9 +117,7 @@ RankTrace &RankTrace::call(const CallSpec &spec, uint64_t commId, bool didReturn
   r.peer = spec.root;
   r.aux = spec.aux;
   r.flags = spec.flags;
-  records.push_back(r);
-  returned.push_back(didReturn);
-  return *this;
+  return append(r, didReturn);
 }
 
 RankTrace &RankTrace::repeat(const CallSpec &spec, int times, uint64_t commId) {
@@ -133,9 +126,9 @@ RankTrace &RankTrace::repeat(const CallSpec &spec, int times, uint64_t commId) {
   return *this;
 }
 
-RankTrace &RankTrace::send(uint64_t commId, int32_t peer, uint64_t count) {
+RankTrace &RankTrace::pointToPoint(Kind kind, uint64_t commId, int32_t peer, uint64_t count) {
   CallSpec s;
-  s.kind = Kind::Send;
+  s.kind = kind;
   s.count = count;
   s.op = ReduceOp::None;
   s.root = peer;
@@ -143,39 +136,36 @@ RankTrace &RankTrace::send(uint64_t commId, int32_t peer, uint64_t count) {
   return call(s, commId);
 }
 
+RankTrace &RankTrace::send(uint64_t commId, int32_t peer, uint64_t count) {
+  return pointToPoint(Kind::Send, commId, peer, count);
+}
+
 RankTrace &RankTrace::recv(uint64_t commId, int32_t peer, uint64_t count) {
-  CallSpec s;
-  s.kind = Kind::Recv;
-  s.count = count;
-  s.op = ReduceOp::None;
-  s.root = peer;
-  s.flags = kFlagNccl;
-  return call(s, commId);
+  return pointToPoint(Kind::Recv, commId, peer, count);
+}
+
+RankTrace &RankTrace::append(const Record &r, bool didReturn) {
+  // The two lists stay in step: one entry each per record.
+  records.push_back(r);
+  returned.push_back(didReturn);
+  return *this;
 }
 
 RankTrace &RankTrace::window(uint32_t w) {
   window_ = w;
   Record r = base(Kind::WindowBegin, 0);
   r.count = w;
-  records.push_back(r);
-  returned.push_back(true);
-  return *this;
+  return append(r);
 }
 
 RankTrace &RankTrace::declare(Kind kind, double value, uint8_t how) {
   Record r = base(kind, 0);
   r.op = how;
   r.setAuxDouble(value);
-  records.push_back(r);
-  returned.push_back(true);
-  return *this;
+  return append(r);
 }
 
-RankTrace &RankTrace::finalize() {
-  records.push_back(base(Kind::Finalize, 0));
-  returned.push_back(true);
-  return *this;
-}
+RankTrace &RankTrace::finalize() { return append(base(Kind::Finalize, 0)); }
 
 RankTrace &RankTrace::finished(bool yes) {
   isFinished = yes;

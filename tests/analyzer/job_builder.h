@@ -57,6 +57,8 @@ private:
   int32_t commRankOf(uint64_t id) const;
   uint64_t nextSeq(uint64_t id);
   format::Record base(format::Kind kind, uint64_t commId);
+  RankTrace &append(const format::Record &r, bool didReturn = true);
+  RankTrace &pointToPoint(format::Kind kind, uint64_t commId, int32_t peer, uint64_t count);
   int worldRank_, worldSize_;
   std::vector<std::pair<uint64_t, uint64_t>> seqs_;     // comm id -> next seq
   std::vector<std::pair<uint64_t, int32_t>> commRanks_; // comm id -> my rank

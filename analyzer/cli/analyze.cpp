@@ -1,6 +1,7 @@
 // collcheck analyze DIR...: load, match, judge, report. The exit status is the contract with CI:
 // 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage.
 #include "../commands.h"
+#include "../distributed/split_analysis.h"
 #include "../load/trace_set.h"
 #include "../match/analysis.h"
 #include "../objective/reference_comparison.h"
@@ -168,6 +169,37 @@ int analyzeMain(Args args) {
     options.partitionCount = count;
   }
 
+  // Started as an MPI job of several processes (mpirun, srun): a split analysis, whose report
+  // rank 0 alone writes (analyzer/distributed).
+  std::unique_ptr<distributed::Transport> transport;
+  if (distributed::launchedAsMpiJob()) {
+    std::string error;
+    transport = distributed::connect(error);
+    if (!transport) {
+      std::fprintf(stderr, "collcheck analyze: started as an MPI job, but %s\n", error.c_str());
+      return 2;
+    }
+  }
+  const bool root = !transport || transport->rank() == 0;
+  if (!root) {
+    quiet = true;
+    progress = "never";
+    json.wanted = sarif.wanted = html.wanted = false;
+    perfetto.clear();
+    reference.clear();
+  }
+  // Every process of a split analysis leaves with rank 0's status.
+  auto finish = [&](int status) {
+    if (!transport)
+      return status;
+    try {
+      return static_cast<int>(transport->broadcast(status));
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "collcheck analyze: %s\n", e.what());
+      return 2;
+    }
+  };
+
   // The bar shows after a second; COLLCHECK_PROGRESS_DELAY_MS changes that (tests use 0).
   auto delay = std::chrono::milliseconds(1000);
   if (const char *ms = std::getenv("COLLCHECK_PROGRESS_DELAY_MS"))
@@ -190,13 +222,27 @@ int analyzeMain(Args args) {
   }
   if (traces.fatal || traces.files.empty()) {
     bar.stop();
-    return 2;
+    return finish(2);
   }
   bar.phase("merging", &recordsRead, traces.totalSlots, "records");
   options.recordsRead = &recordsRead;
-  AnalysisResult result = analyze(traces, options);
+  AnalysisResult result;
+  distributed::SplitStats split;
+  if (transport) {
+    try {
+      distributed::analyzeSplit(traces, options, *transport, result, split);
+    } catch (const std::exception &e) {
+      bar.stop();
+      std::fprintf(stderr, "collcheck analyze: the split analysis failed: %s\n", e.what());
+      return 2; // the transport aborts the job: the other processes cannot be waited for
+    }
+  } else {
+    result = analyze(traces, options);
+  }
   auto t2 = std::chrono::steady_clock::now();
   bar.stop();
+  if (!root)
+    return finish(0);
   if (!reference.empty()) { // analyzer/objective/reference_comparison.h
     TraceSet referenceTraces = TraceSet::open({reference}, threads);
     std::vector<Finding> differences;
@@ -206,7 +252,7 @@ int analyzeMain(Args args) {
                                          differences, error)) {
       std::fprintf(stderr, "collcheck analyze: --reference %s: %s\n", reference.c_str(),
                    error.c_str());
-      return 2;
+      return finish(2);
     }
     result.findings.insert(result.findings.end(), differences.begin(), differences.end());
     std::stable_sort(result.findings.begin(), result.findings.end(),
@@ -245,15 +291,23 @@ int analyzeMain(Args args) {
                  seconds(t0, t1), openPeakMiB, seconds(t1, t2),
                  seconds(t2, std::chrono::steady_clock::now()),
                  static_cast<unsigned long long>(result.recordsRead), peakResidentMiB());
+    if (transport)
+      std::fprintf(
+          stderr,
+          "collcheck analyze: split over %d processes: rank 0's share %.3f s, %llu bytes "
+          "gathered, merge %.3f s%s%s\n",
+          split.processes, split.shareSeconds, static_cast<unsigned long long>(split.bytesGathered),
+          split.mergeSeconds,
+          split.fellBack.empty() ? "" : "; analyzed by rank 0 alone: ", split.fellBack.c_str());
   }
   if (unusable || !written)
-    return 2;
+    return finish(2);
   if (report.failNever)
-    return 0;
+    return finish(0);
   for (const Finding &f : result.findings)
     if (static_cast<int>(f.severity) >= static_cast<int>(report.failOn))
-      return 1;
-  return 0;
+      return finish(1);
+  return finish(0);
 }
 
 } // namespace collcheck::cli

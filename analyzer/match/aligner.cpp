@@ -420,12 +420,25 @@ void CommAligner::finish(EventSink &sink) {
   std::vector<const format::Record *> last(members_.size(), nullptr);
   for (size_t r = 0; r < members_.size(); ++r) {
     calls[r] = members_[r].consumed;
-    const MemberStream &m = members_[r];
-    if (m.consumed)
-      last[r] = m.lastIsCopy || m.lastPoppedHole ? (m.hasLast ? &m.last : nullptr)
-                                                 : &m.queue.lastPopped();
+    last[r] = lastMatched(r);
   }
   sink.communicatorEnd({comm_, calls, last, positions_});
+}
+
+const format::Record *CommAligner::lastMatched(size_t commRank) const {
+  const MemberStream &m = members_[commRank];
+  if (!m.consumed)
+    return nullptr;
+  return m.lastIsCopy || m.lastPoppedHole ? (m.hasLast ? &m.last : nullptr) : &m.queue.lastPopped();
+}
+
+bool CommAligner::atRest() const {
+  if (reorderedRanks_)
+    return false;
+  for (const MemberStream &m : members_)
+    if (!m.queue.empty())
+      return false;
+  return true;
 }
 
 } // namespace collcheck::analyzer

@@ -67,6 +67,11 @@ public:
   size_t matchInPlace(std::span<const format::Record *const> runs, size_t length, EventSink &sink);
   bool done() const { return done_; }
   uint64_t positions() const { return positions_; }
+  // Every call buffered was matched and no reorder is still being shown: what a split analysis
+  // needs at the end of a share to start the next one afresh.
+  bool atRest() const;
+  // The last call matched for a member, or null.
+  const format::Record *lastMatched(size_t commRank) const;
 
 private:
   enum class Move : uint8_t { None, Substitute, Skip, Extra, Reorder };

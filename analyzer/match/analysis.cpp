@@ -3,6 +3,7 @@
 #include "../load/trace_set.h"
 #include "aligner.h"
 #include "chunk_prefetcher.h"
+#include "event_log.h"
 #include "participation_recorder.h"
 #include "point_to_point.h"
 #include "signature.h"
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -32,19 +34,67 @@ std::string shortCommId(uint64_t id) {
   return buf;
 }
 
+std::string commLabel(const Communicator &comm, const Communicator *parent) {
+  using format::CommOrigin;
+  std::string parentLabel;
+  if (parent)
+    parentLabel = parent->label;
+  else if (comm.parentId)
+    parentLabel = "comm " + shortCommId(comm.parentId);
+  std::string tag = " [" + shortCommId(comm.id) + "]";
+  std::string color = comm.color >= 0 ? "(color=" + std::to_string(comm.color) + ")" : "";
+  switch (comm.origin) {
+  case CommOrigin::World:
+    return "world";
+  case CommOrigin::Self:
+    return "self" + tag;
+  case CommOrigin::NcclInitRank:
+  case CommOrigin::NcclInitAll:
+    return "nccl" + tag;
+  default:
+    break;
+  }
+  std::string origin(format::commOriginName(comm.origin));
+  return origin + color + (parentLabel.empty() ? "" : " of " + parentLabel) + tag;
+}
+
+std::string describeDamage(const SlotCounters &c) {
+  std::string out;
+  auto add = [&](const std::string &text) { out += (out.empty() ? "" : "; ") + text; };
+  if (c.torn)
+    add(std::to_string(c.torn) + " torn record(s) (written, never published)");
+  if (c.corrupt)
+    add(std::to_string(c.corrupt) + " corrupt record(s) (their check does not match)");
+  if (c.torn || c.corrupt)
+    out += ", the first at slot " + std::to_string(c.firstProblem);
+  if (c.holes)
+    add(std::to_string(c.holes) + " record slot(s) reserved but never written");
+  if (c.unknownKind)
+    add(std::to_string(c.unknownKind) + " record(s) of a kind this version does not know");
+  return out;
+}
+
 namespace {
 
 constexpr uint64_t kMaxHoles = 4096; // a longer gap cuts the stream instead of padding it
 
 class Analysis final : public JobView, public StreamStatus, public EventSink {
 public:
-  Analysis(const TraceSet &traces, const AnalysisOptions &options)
-      : traces_(traces), options_(options), rules_(makeTraceRules()), context_(findings_, *this) {
+  Analysis(const TraceSet &traces, const AnalysisOptions &options, const RangeSpec *range)
+      : traces_(traces), options_(options), range_(range) {
+    if (range_) {
+      events_ = &log_;
+    } else {
+      judge_.emplace(*this, options.participation);
+      events_ = &*judge_;
+    }
     files_.resize(traces.files.size());
     processes_.resize(traces.files.size());
     for (size_t f = 0; f < traces.files.size(); ++f) {
       const format::Reader &reader = *traces.files[f].reader;
-      files_[f].done = reader.slotCount() == 0;
+      FileState &fs = files_[f];
+      fs.next = fs.requested = fs.releasedUpTo = beginOf(static_cast<int>(f));
+      fs.done = fs.next >= endOf(static_cast<int>(f));
       ProcessState &p = processes_[f];
       p.finished = traces.files[f].finished;
       // Torn and corrupt slots are found while reading; the file is cut once its end is reached.
@@ -75,6 +125,9 @@ public:
   }
 
   AnalysisResult run();
+  RangeResult runRange();
+  void matchAll();
+  void checkMembersKnown();
 
   // JobView
   const TraceSet &traces() const override { return traces_; }
@@ -91,36 +144,23 @@ public:
   }
 
   // StreamStatus
-  bool fileDone(int file) const override { return files_[static_cast<size_t>(file)].done; }
+  // A share's end is not its files' end: the aligners wait there instead of concluding.
+  bool fileDone(int file) const override {
+    return files_[static_cast<size_t>(file)].done && (!range_ || range_->last);
+  }
   void attach(MemberStream &m, int file) {
     m.file = file;
     m.backlog = &files_[static_cast<size_t>(file)].backlog;
   }
 
-  // EventSink
-  void collective(const CollectiveEvent &e) override {
-    for (auto &rule : rules_)
-      rule->onCollective(e, context_);
-    if (options_.participation)
-      recorder_.collective(e);
-  }
-  void reorder(const ReorderEvent &e) override {
-    for (auto &rule : rules_)
-      rule->onReorder(e, context_);
-    if (options_.participation)
-      recorder_.reorder(e);
-  }
-  void extra(const ExtraEvent &e) override {
-    for (auto &rule : rules_)
-      rule->onExtra(e, context_);
-    if (options_.participation)
-      recorder_.extra(e);
-  }
+  // EventSink: the aligners' events go to the judge, or to the share's log.
+  void collective(const CollectiveEvent &e) override { events_->collective(e); }
+  void reorder(const ReorderEvent &e) override { events_->reorder(e); }
+  void extra(const ExtraEvent &e) override { events_->extra(e); }
   void communicatorEnd(const CommunicatorEnd &e) override {
-    for (auto &rule : rules_)
-      rule->onCommunicatorEnd(e, context_);
-    if (options_.participation)
-      recorder_.communicatorEnd(e, *this);
+    // A share's end of a communicator is rank 0's to make, with every share's counts.
+    if (!range_)
+      events_->communicatorEnd(e);
   }
 
 private:
@@ -129,6 +169,11 @@ private:
     CommAligner aligner;
     PointToPointMatcher pointToPoint;
     bool inPartition = true;
+    CommOrderKey key;
+    // Split analysis: whether calls of this share reached it, whether a member released it, and
+    // per comm rank the first sequence number routed here.
+    bool active = false, released = false;
+    std::vector<uint64_t> firstSeq;
     explicit CommState(size_t lookahead) : aligner(comm, lookahead) {}
   };
   struct FileState {
@@ -136,10 +181,10 @@ private:
     uint64_t requested = 0;    // slots before this were asked of the prefetcher
     uint64_t releasedUpTo = 0; // slots before this were given back to the page cache
     // What the slots read so far are (the merge is the only pass that looks at them).
-    uint64_t published = 0, unknownKind = 0, torn = 0, corrupt = 0, holes = 0;
-    uint64_t emptyRun = 0; // empty slots since the last non-empty one: holes, or the file's tail
-    uint64_t firstProblem = UINT64_MAX;
-    uint64_t backlog = 0; // records queued and not yet matched
+    SlotCounters slots;
+    uint64_t emptyRun = 0;   // empty slots since the last non-empty one: holes, or the file's tail
+    uint64_t prefixNext = 0; // split analysis: the prefix before the share is read up to here
+    uint64_t backlog = 0;    // records queued and not yet matched
     bool done = false;
     uint64_t cachedCommId = 0;
     CommState *cachedComm = nullptr;
@@ -191,6 +236,7 @@ private:
   // the rest counted (memory and report stay bounded by the number of files, not of records).
   static constexpr size_t kProblemsNamedPerFile = 16;
   void problem(const std::string &file, const std::string &reason) {
+    markUnclean("a problem in the records: " + reason);
     if (++problemsPerFile_[file] <= kProblemsNamedPerFile)
       streamProblems_.push_back({file, reason, false});
   }
@@ -214,10 +260,26 @@ private:
 
   const TraceSet &traces_;
   AnalysisOptions options_;
-  std::vector<std::unique_ptr<TraceRule>> rules_;
-  FindingCollector findings_;
-  RuleContext context_;
-  ParticipationRecorder recorder_;
+  const RangeSpec *range_; // null: the whole files
+  std::optional<Judge> judge_;
+  EventLog log_;
+  JobEvents *events_ = nullptr;
+  uint64_t currentSlot_ = 0; // the slot and file being routed: the communicators' order key
+  int currentFile_ = 0;
+  uint64_t beginOf(int file) const { return range_ ? range_->begin[static_cast<size_t>(file)] : 0; }
+  uint64_t endOf(int file) const {
+    return range_ ? range_->end[static_cast<size_t>(file)]
+                  : traces_.files[static_cast<size_t>(file)].reader->slotCount();
+  }
+  // Split analysis: why this share cannot be merged exactly (the first reason found).
+  std::string unclean_;
+  void markUnclean(const std::string &why) {
+    if (unclean_.empty())
+      unclean_ = why;
+  }
+  void learnFromPrefix(int file, uint64_t commId);
+  void pointToPointEvent(const PointToPointEvent &e) { events_->pointToPoint(e); }
+  std::vector<uint32_t> commOrder(std::unordered_map<uint64_t, uint32_t> &rankOf);
   std::vector<FileState> files_;
   std::vector<ProcessState> processes_;
   std::vector<std::unique_ptr<CommState>> comms_;
@@ -231,7 +293,7 @@ private:
   // Keeps both of the file's read-ahead buffers busy with its next chunks.
   void prefetchNext(int file) {
     FileState &fs = files_[static_cast<size_t>(file)];
-    uint64_t slots = traces_.files[static_cast<size_t>(file)].reader->slotCount();
+    uint64_t slots = endOf(file);
     fs.requested = std::max(fs.requested, fs.next);
     while (prefetcher_ && fs.requested < slots) {
       uint64_t count = std::min<uint64_t>(options_.readChunk, slots - fs.requested);
@@ -252,6 +314,7 @@ Analysis::CommState &Analysis::commState(uint64_t id) {
   state->comm.id = id;
   state->comm.index = static_cast<uint32_t>(comms_.size());
   state->comm.label = "comm " + shortCommId(id);
+  state->key = {currentSlot_, currentFile_};
   if (options_.partitionCount > 1)
     state->inPartition =
         (id * 0x9e3779b97f4a7c15ull >> 32) % options_.partitionCount == options_.partitionIndex;
@@ -262,31 +325,7 @@ Analysis::CommState &Analysis::commState(uint64_t id) {
 }
 
 void Analysis::label(CommState &c) {
-  using format::CommOrigin;
-  const Communicator &comm = c.comm;
-  std::string parent;
-  if (const Communicator *p = communicator(comm.parentId))
-    parent = p->label;
-  else if (comm.parentId)
-    parent = "comm " + shortCommId(comm.parentId);
-  std::string tag = " [" + shortCommId(comm.id) + "]";
-  std::string color = comm.color >= 0 ? "(color=" + std::to_string(comm.color) + ")" : "";
-  switch (comm.origin) {
-  case CommOrigin::World:
-    c.comm.label = "world";
-    return;
-  case CommOrigin::Self:
-    c.comm.label = "self" + tag;
-    return;
-  case CommOrigin::NcclInitRank:
-  case CommOrigin::NcclInitAll:
-    c.comm.label = "nccl" + tag;
-    return;
-  default:
-    break;
-  }
-  std::string origin(format::commOriginName(comm.origin));
-  c.comm.label = origin + color + (parent.empty() ? "" : " of " + parent) + tag;
+  c.comm.label = commLabel(c.comm, communicator(c.comm.parentId));
 }
 
 void Analysis::setMemberWorldRank(CommState &c, size_t commRank, int32_t worldRank) {
@@ -313,6 +352,7 @@ void Analysis::setMemberWorldRank(CommState &c, size_t commRank, int32_t worldRa
 
 void Analysis::learnCommunicator(int file, const format::Record &r) {
   CommState &c = commState(r.commId);
+  c.key = std::min(c.key, CommOrderKey{currentSlot_, file});
   auto size = static_cast<int64_t>(r.count);
   if (c.comm.size < 0) {
     if (size <= 0 || size > maxCommSize()) {
@@ -413,17 +453,17 @@ void Analysis::route(int file, const format::Record &r) {
       CommState &c = commState(r.commId);
       if (r.commRank >= 0 && static_cast<size_t>(r.commRank) < c.aligner.memberCount())
         c.aligner.member(static_cast<size_t>(r.commRank)).released = true;
+      c.released = true;
       break;
     }
     case Kind::Finalize:
       processes_[static_cast<size_t>(file)].finalized = true;
+      if (range_ && !range_->last)
+        markUnclean("a process finalized before the last share"); // later shares would not know
       break;
-    default: {
-      MetaEvent event{file, r};
-      for (auto &rule : rules_)
-        rule->onMeta(event, context_);
+    default:
+      events_->meta({file, r});
       break;
-    }
     }
     return;
   }
@@ -436,6 +476,11 @@ void Analysis::route(int file, const format::Record &r) {
   }
   if (!c->inPartition)
     return;
+  if (range_ && !range_->first &&
+      (c->comm.size < 0 || r.commRank < 0 ||
+       static_cast<size_t>(r.commRank) >= c->aligner.memberCount() ||
+       c->aligner.member(static_cast<size_t>(r.commRank)).file < 0))
+    learnFromPrefix(file, r.commId); // its creation lies before this share
   if (r.commRank < 0 || (c->comm.size >= 0 && r.commRank >= c->comm.size) ||
       r.commRank >= maxCommSize()) {
     problem(traces_.files[static_cast<size_t>(file)].path,
@@ -463,6 +508,16 @@ void Analysis::route(int file, const format::Record &r) {
   if (m.noTrace)
     return;
   uint64_t seq = r.seq();
+  if (range_) {
+    c->active = true;
+    if (c->firstSeq.size() <= commRank)
+      c->firstSeq.resize(c->aligner.memberCount(), UINT64_MAX);
+    if (c->firstSeq[commRank] == UINT64_MAX) {
+      c->firstSeq[commRank] = seq;
+      if (!range_->first)
+        m.nextSeq = seq; // the share starts where the member is; rank 0 checks it against the last
+    }
+  }
   if (seq != m.nextSeq) {
     if (seq < m.nextSeq) {
       problem(traces_.files[static_cast<size_t>(file)].path,
@@ -493,10 +548,7 @@ void Analysis::route(int file, const format::Record &r) {
   }
   m.nextSeq = seq + 1;
   if (isPointToPoint(kindOf(r))) {
-    c->pointToPoint.add(c->comm, r, [&](const PointToPointEvent &e) {
-      for (auto &rule : rules_)
-        rule->onPointToPoint(e, context_);
-    });
+    c->pointToPoint.add(c->comm, r, [&](const PointToPointEvent &e) { pointToPointEvent(e); });
     return;
   }
   m.queue.push(r);
@@ -509,6 +561,7 @@ void Analysis::route(int file, const format::Record &r) {
 }
 
 void Analysis::readChunk(int file) {
+  currentFile_ = file;
   Chunk c = fetch(file);
   processChunk(file, c);
 }
@@ -516,8 +569,7 @@ void Analysis::readChunk(int file) {
 Analysis::Chunk Analysis::fetch(int file) {
   FileState &fs = files_[static_cast<size_t>(file)];
   Chunk c;
-  c.end = std::min<uint64_t>(fs.next + options_.readChunk,
-                             traces_.files[static_cast<size_t>(file)].reader->slotCount());
+  c.end = std::min<uint64_t>(fs.next + options_.readChunk, endOf(file));
   if (prefetcher_ && c.end > fs.next)
     c.records = prefetcher_->wait(file, fs.next, c.end - fs.next, c.states, &c.run);
   return c;
@@ -568,8 +620,10 @@ bool Analysis::matchRoundInPlace() {
     for (size_t f = 0; f < files_.size(); ++f)
       chunks[f].matched = matched;
   }
-  for (size_t f = 0; f < files_.size(); ++f)
+  for (size_t f = 0; f < files_.size(); ++f) {
+    currentFile_ = static_cast<int>(f);
     processChunk(static_cast<int>(f), chunks[f]);
+  }
   return true;
 }
 
@@ -582,11 +636,12 @@ void Analysis::processChunk(int file, const Chunk &c) {
   const format::Record *chunk = c.records;
   if (c.matched > 0) {
     // The first `matched` records were matched in place: account for them as routed.
+    byId_.at(c.run.commId)->active = true;
     MemberStream &m = byId_.at(c.run.commId)->aligner.member(static_cast<size_t>(c.run.commRank));
     m.nextSeq = c.run.firstSeq + c.matched;
-    fs.published += c.matched;
+    fs.slots.published += c.matched;
     read += c.matched;
-    fs.holes += fs.emptyRun;
+    fs.slots.holes += fs.emptyRun;
     fs.emptyRun = 0;
     fs.cachedStream = &m;
     fs.cachedStreamComm = c.run.commId;
@@ -610,18 +665,19 @@ void Analysis::processChunk(int file, const Chunk &c) {
       ++fs.emptyRun;
       continue;
     }
-    fs.holes += fs.emptyRun; // empty slots followed by a record were reserved, never written
+    fs.slots.holes += fs.emptyRun; // empty slots followed by a record were reserved, never written
     fs.emptyRun = 0;
     if (state != format::SlotState::Published) {
-      ++(state == format::SlotState::Torn ? fs.torn : fs.corrupt);
-      fs.firstProblem = std::min(fs.firstProblem, i);
+      ++(state == format::SlotState::Torn ? fs.slots.torn : fs.slots.corrupt);
+      fs.slots.firstProblem = std::min(fs.slots.firstProblem, i);
       continue;
     }
     if (!format::isKnownKind(r.kind)) {
-      ++fs.unknownKind; // a newer tracer's record: skipped, not misread
+      ++fs.slots.unknownKind; // a newer tracer's record: skipped, not misread
       continue;
     }
-    ++fs.published;
+    ++fs.slots.published;
+    currentSlot_ = i;
     // The next record of a file is almost always the next call of the stream the last one went
     // to: then routing is a few comparisons and a push, without a call.
     if (MemberStream *s = fs.cachedStream;
@@ -657,15 +713,14 @@ void Analysis::processChunk(int file, const Chunk &c) {
   if (options_.recordsRead)
     options_.recordsRead->fetch_add(end - slotsBefore, std::memory_order_relaxed);
   constexpr uint64_t kReleaseSlots = (1u << 20) / format::kRecordSize;
-  if (!chunk && (fs.next - fs.releasedUpTo >= kReleaseSlots || fs.next == reader.slotCount())) {
+  if (!chunk && (fs.next - fs.releasedUpTo >= kReleaseSlots || fs.next == endOf(file))) {
     releaseSlots(reader, fs.releasedUpTo, fs.next - fs.releasedUpTo);
     fs.releasedUpTo = fs.next & ~uint64_t{63}; // 64 records per 4 KiB page
   }
-  if (fs.next == reader.slotCount()) {
+  if (fs.next == endOf(file)) {
     fs.done = true;
     ProcessState &p = processes_[static_cast<size_t>(file)];
-    p.cut = p.cut || fs.torn || fs.corrupt;
-    reportDamage(file);
+    p.cut = p.cut || fs.slots.torn || fs.slots.corrupt;
     if (fs.hasLastRecord)
       p.endTimeNs = format::nanosSinceCreate(reader.header(), fs.lastRecord.tscStart) +
                     format::durationNanos(reader.header(), fs.lastRecord);
@@ -673,19 +728,7 @@ void Analysis::processChunk(int file, const Chunk &c) {
 }
 
 void Analysis::reportDamage(int file) {
-  const FileState &fs = files_[static_cast<size_t>(file)];
-  std::string out;
-  auto add = [&](const std::string &text) { out += (out.empty() ? "" : "; ") + text; };
-  if (fs.torn)
-    add(std::to_string(fs.torn) + " torn record(s) (written, never published)");
-  if (fs.corrupt)
-    add(std::to_string(fs.corrupt) + " corrupt record(s) (their check does not match)");
-  if (fs.torn || fs.corrupt)
-    out += ", the first at slot " + std::to_string(fs.firstProblem);
-  if (fs.holes)
-    add(std::to_string(fs.holes) + " record slot(s) reserved but never written");
-  if (fs.unknownKind)
-    add(std::to_string(fs.unknownKind) + " record(s) of a kind this version does not know");
+  std::string out = describeDamage(files_[static_cast<size_t>(file)].slots);
   if (!out.empty())
     problem(traces_.files[static_cast<size_t>(file)].path, out);
 }
@@ -707,8 +750,53 @@ void Analysis::settleUnknowns() {
   }
 }
 
-AnalysisResult Analysis::run() {
+void Analysis::learnFromPrefix(int file, uint64_t commId) {
+  FileState &fs = files_[static_cast<size_t>(file)];
+  const format::Reader &reader = *traces_.files[static_cast<size_t>(file)].reader;
+  uint64_t begin = beginOf(file);
+  if (fs.prefixNext >= begin)
+    return;
+  // Creations are written at the start of a job, member lists right after them: read on until
+  // the creation of `commId` and a little past it, and keep the place for the next lookup.
+  constexpr uint64_t kPast = 64;
+  uint64_t savedSlot = currentSlot_;
+  int savedFile = currentFile_;
+  currentFile_ = file;
+  uint64_t stop = UINT64_MAX;
+  for (uint64_t i = fs.prefixNext; i < begin && i < stop; ++i) {
+    fs.prefixNext = i + 1;
+    const format::Record &r = reader.slot(i);
+    if (format::classify(r) != format::SlotState::Published)
+      continue;
+    currentSlot_ = i;
+    if (r.kind == static_cast<uint8_t>(Kind::CommCreate)) {
+      learnCommunicator(file, r);
+      if (r.commId == commId)
+        stop = i + 1 + kPast;
+    } else if (r.kind == static_cast<uint8_t>(Kind::CommMembers)) {
+      learnMembers(r);
+    }
+  }
+  currentSlot_ = savedSlot;
+  currentFile_ = savedFile;
+}
+
+std::vector<uint32_t> Analysis::commOrder(std::unordered_map<uint64_t, uint32_t> &rankOf) {
+  std::vector<uint32_t> order(comms_.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return comms_[a]->key < comms_[b]->key; });
+  for (size_t i = 0; i < order.size(); ++i) {
+    comms_[order[i]]->comm.index = static_cast<uint32_t>(i);
+    rankOf[comms_[order[i]]->comm.id] = static_cast<uint32_t>(i);
+  }
+  return order;
+}
+
+void Analysis::matchAll() {
   bool settled = false;
+  const bool ends = !range_ || range_->last; // the files end with this share
   while (true) {
     bool matchedRound = matchRoundInPlace(), read = matchedRound;
     for (size_t f = 0; f < files_.size() && !matchedRound; ++f) {
@@ -719,7 +807,10 @@ AnalysisResult Analysis::run() {
     }
     bool allDone = allFilesDone();
     if (allDone && !settled) {
-      settleUnknowns();
+      if (range_)
+        checkMembersKnown();
+      if (ends)
+        settleUnknowns();
       settled = true;
     }
     bool progressed = false, allAligned = true;
@@ -735,9 +826,15 @@ AnalysisResult Analysis::run() {
       break;
     if (!read && !progressed) {
       if (allDone)
-        break;            // cannot happen: with every file read each aligner can finish; never spin
+        break;            // a share's end: what waits there is checked against the next share
       backlogLimit_ *= 2; // every reader paused and no aligner can go on: let them run ahead
     }
+  }
+  if (!ends) {
+    for (auto &c : comms_)
+      if (c->pointToPoint.waiting())
+        markUnclean("sends or receives on " + c->comm.label + " wait across the end of the share");
+    return;
   }
   for (auto &c : comms_) {
     if (!c->inPartition)
@@ -753,18 +850,42 @@ AnalysisResult Analysis::run() {
           const ProcessState &p = processes_[static_cast<size_t>(m.file)];
           return p.finished || p.finalized || m.released ? Presence::Exited : Presence::NotReached;
         },
-        [&](const PointToPointEvent &e) {
-          for (auto &rule : rules_)
-            rule->onPointToPoint(e, context_);
-        });
+        [&](const PointToPointEvent &e) { pointToPointEvent(e); });
   }
+}
+
+// A share's member that no record of the share names is unknown here, yet known to a single
+// process (from a creation before the share): such a share is not merged.
+void Analysis::checkMembersKnown() {
+  for (auto &c : comms_) {
+    if (!c->active)
+      continue;
+    if (c->comm.size < 0) {
+      markUnclean("no creation of " + hexCommId(c->comm.id) + " was found before its calls");
+      continue;
+    }
+    for (size_t r = 0; r < c->aligner.memberCount(); ++r) {
+      const MemberStream &m = c->aligner.member(r);
+      if (m.file < 0 && !m.noTrace)
+        markUnclean("rank " + std::to_string(r) + " of " + c->comm.label +
+                    " has no record in the share");
+    }
+  }
+}
+
+AnalysisResult Analysis::run() {
+  matchAll();
+  // Damage is named per file, in file order, once every file is read.
+  for (size_t f = 0; f < files_.size(); ++f)
+    reportDamage(static_cast<int>(f));
   countUnnamedProblems();
-  for (auto &rule : rules_)
-    rule->onJobEnd(context_);
+  judge_->jobEnd();
 
   AnalysisResult result;
   result.recordsRead = recordsRead_;
-  for (auto &c : comms_) {
+  std::unordered_map<uint64_t, uint32_t> rankOf;
+  for (uint32_t i : commOrder(rankOf)) {
+    CommState *c = comms_[i].get();
     if (!c->inPartition)
       continue;
     CommSummary summary;
@@ -777,18 +898,70 @@ AnalysisResult Analysis::run() {
     result.communicators.push_back(std::move(summary));
   }
   for (const FileState &fs : files_)
-    result.recordsPerFile.push_back(fs.published);
+    result.recordsPerFile.push_back(fs.slots.published);
   result.problems = streamProblems_;
-  result.findings = findings_.take();
-  result.pictures = recorder_.take();
+  result.findings = judge_->takeFindings(rankOf);
+  result.pictures = judge_->takePictures(rankOf);
+  return result;
+}
+
+RangeResult Analysis::runRange() {
+  matchAll();
+  RangeResult result;
+  for (size_t f = 0; f < files_.size(); ++f) {
+    const FileState &fs = files_[f];
+    const ProcessState &p = processes_[f];
+    if (!range_->last && (fs.slots.torn || fs.slots.corrupt))
+      markUnclean("damaged records before the last share"); // later shares would not know
+    RangeFile out;
+    out.slots = fs.slots;
+    out.finalized = p.finalized;
+    out.hasLastCall = p.hasLastCall;
+    out.lastCall = p.lastCall;
+    out.hasLastRecord = fs.hasLastRecord;
+    out.lastRecord = fs.lastRecord;
+    result.files.push_back(out);
+  }
+  for (auto &c : comms_) {
+    RangeComm out;
+    out.comm = c->comm;
+    out.key = c->key;
+    out.positions = c->aligner.positions();
+    out.pointToPoint = c->pointToPoint.matched();
+    out.active = c->active;
+    out.released = c->released;
+    out.atRest = c->aligner.atRest();
+    size_t members = c->aligner.memberCount();
+    out.firstSeq = c->firstSeq;
+    out.firstSeq.resize(members, UINT64_MAX);
+    format::Record none{};
+    none.kind = kHoleKind;
+    for (size_t r = 0; r < members; ++r) {
+      const MemberStream &m = c->aligner.member(r);
+      out.consumed.push_back(m.consumed);
+      out.nextSeq.push_back(m.nextSeq);
+      const format::Record *last = c->aligner.lastMatched(r);
+      out.last.push_back(last ? *last : none);
+    }
+    result.comms.push_back(std::move(out));
+  }
+  result.recordsRead = recordsRead_;
+  result.events = log_.take();
+  result.unclean = unclean_;
   return result;
 }
 
 } // namespace
 
 AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options) {
-  Analysis analysis(traces, options);
+  Analysis analysis(traces, options, nullptr);
   return analysis.run();
+}
+
+RangeResult analyzeRange(const TraceSet &traces, const AnalysisOptions &options,
+                         const RangeSpec &range) {
+  Analysis analysis(traces, options, &range);
+  return analysis.runRange();
 }
 
 } // namespace collcheck::analyzer

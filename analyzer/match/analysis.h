@@ -8,6 +8,7 @@
 #include "../model/finding.h"
 #include "../model/participation.h"
 #include "../rules/rule.h"
+#include "judge.h"
 
 #include <atomic>
 #include <cstdint>
@@ -52,5 +53,55 @@ struct AnalysisResult {
 };
 
 AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options);
+
+// One share of a split analysis (analyzer/distributed): slots [begin[f], end[f]) of every file.
+// The share is matched as if every communicator's members were in step at its start; whether they
+// were is checked on rank 0 with what the shares before it report (RangeResult).
+struct RangeSpec {
+  std::vector<uint64_t> begin, end; // per TraceSet::files entry
+  bool first = true, last = true;   // the first share reads no prefix; the last ends the files
+};
+
+// What reading a file's slots found, beside its records.
+struct SlotCounters {
+  uint64_t published = 0, unknownKind = 0, torn = 0, corrupt = 0, holes = 0;
+  uint64_t firstProblem = UINT64_MAX;
+};
+// "world", "split(color=1) of world [3fa2b7c1]", ...: a communicator's name in reports.
+std::string commLabel(const Communicator &comm, const Communicator *parent);
+
+// "2 torn record(s) (...), the first at slot 7; ...", or empty when the slots were sound.
+std::string describeDamage(const SlotCounters &c);
+
+struct RangeComm {
+  Communicator comm;
+  CommOrderKey key;
+  uint64_t positions = 0, pointToPoint = 0;
+  bool active = false;            // calls of this share were routed to it
+  bool atRest = true;             // every call routed was matched, no reorder still showing
+  bool released = false;          // a member released it in this share
+  std::vector<uint64_t> consumed; // per comm rank: calls matched in this share
+  std::vector<uint64_t> firstSeq; // per comm rank: first sequence number routed (UINT64_MAX: none)
+  std::vector<uint64_t> nextSeq;  // per comm rank: the one expected after the share
+  std::vector<format::Record> last; // per comm rank: the last call matched (kind 0xff: none)
+};
+
+struct RangeFile {
+  SlotCounters slots;
+  bool finalized = false;
+  bool hasLastCall = false, hasLastRecord = false;
+  format::Record lastCall{}, lastRecord{};
+};
+
+struct RangeResult {
+  std::string events; // the share's events, in order (event_log.h)
+  std::vector<RangeComm> comms;
+  std::vector<RangeFile> files;
+  uint64_t recordsRead = 0;
+  std::string unclean; // why this share cannot be merged exactly; empty when it can
+};
+
+RangeResult analyzeRange(const TraceSet &traces, const AnalysisOptions &options,
+                         const RangeSpec &range);
 
 } // namespace collcheck::analyzer

@@ -21,6 +21,8 @@ public:
   void finish(const Communicator &comm, const std::function<Presence(int32_t)> &peerState,
               const Emit &emit);
   uint64_t matched() const { return matched_; }
+  // Calls still waiting for their other side.
+  bool waiting() const { return !sends_.empty() || !recvs_.empty(); }
 
 private:
   using Pair = std::pair<int32_t, int32_t>; // (sender, receiver) in comm ranks

@@ -1,11 +1,14 @@
 // Runs the analyzer library on a folder and picks findings by rule.
 #pragma once
 
+#include "distributed/split_analysis.h"
 #include "load/trace_set.h"
 #include "match/analysis.h"
+#include "report/report.h"
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -42,9 +45,34 @@ struct Analyzed {
   }
 };
 
+inline std::string jsonReport(const analyzer::TraceSet &traces,
+                              const analyzer::AnalysisResult &result) {
+  std::ostringstream out;
+  analyzer::writeJson(out, {traces, result, {"traces"}});
+  return out.str();
+}
+
+// The job split in `count` shares (as `mpirun -np count collcheck analyze` splits it) must give
+// the single process's report byte for byte, or decline the merge (then rank 0 analyzes alone).
+// Returns whether the shares were merged.
+inline bool expectSameWhenSplit(const analyzer::TraceSet &traces,
+                                const analyzer::AnalysisOptions &options,
+                                const analyzer::AnalysisResult &single, int count) {
+  analyzer::AnalysisResult split;
+  std::string why;
+  if (!analyzer::distributed::analyzeInShares(traces, options, count, split, why))
+    return false;
+  EXPECT_EQ(jsonReport(traces, single), jsonReport(traces, split)) << "in " << count << " shares";
+  return true;
+}
+
+// Every folder the matcher tests analyze is also analyzed in 2, 3 and 4 shares.
 inline Analyzed analyzeDir(const std::string &dir, analyzer::AnalysisOptions options = {}) {
   Analyzed a{analyzer::TraceSet::open({dir}, 2), {}, {}};
   a.result = analyzer::analyze(a.traces, options);
+  if (options.partitionCount == 1 && !a.traces.fatal && !a.traces.files.empty())
+    for (int count : {2, 3, 4})
+      expectSameWhenSplit(a.traces, options, a.result, count);
   for (const auto &f : a.result.findings)
     if (isParticipationRule(f.ruleId))
       a.findings.push_back(f);

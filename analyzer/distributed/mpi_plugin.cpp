@@ -1,0 +1,203 @@
+// libcollcheck_mpi.so: the only part of the analyzer that links MPI. transport.cpp loads it when
+// collcheck runs as an MPI job; see mpi_plugin_abi.h for the interface.
+#include "mpi_plugin_abi.h"
+
+// The C API only: from C++, mpi.h also declares the deprecated C++ bindings, which would need
+// libmpi_cxx (Open MPI) that MPI::MPI_C does not link.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <vector>
+
+#define COLLCHECK_MPI_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+constexpr uint64_t kDefaultPieceBytes = uint64_t{1} << 30;
+constexpr int kGatherTag = 0xcc;
+
+// A private communicator, so that our messages never meet anyone else's, with errors returned
+// rather than fatal.
+MPI_Comm comm = MPI_COMM_NULL;
+int myRank = 0;
+int worldSize = 1;
+uint64_t pieceBytes = kDefaultPieceBytes;
+bool weInitialized = false;
+char lastError[MPI_MAX_ERROR_STRING + 256] = "no error";
+
+int fail(const char *what, int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    std::snprintf(text, sizeof text, "MPI error %d", code);
+  std::snprintf(lastError, sizeof lastError, "%s: %s", what, text);
+  return code;
+}
+
+int failWith(int code, const char *message) {
+  std::snprintf(lastError, sizeof lastError, "%s", message);
+  return code;
+}
+
+// MPI counts are ints, so messages travel in pieces; COLLCHECK_MPI_PIECE_BYTES makes them small
+// enough to test the splitting without gigabytes.
+uint64_t configuredPieceBytes() {
+  const char *text = std::getenv("COLLCHECK_MPI_PIECE_BYTES");
+  if (!text || !*text)
+    return kDefaultPieceBytes;
+  char *end = nullptr;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0' || value == 0 || value > static_cast<unsigned long long>(INT_MAX))
+    return kDefaultPieceBytes;
+  return value;
+}
+
+// transport.cpp loads us RTLD_LOCAL, so libmpi lands in a private scope; Open MPI's components,
+// which it dlopens itself, then cannot resolve libmpi's symbols. Promoting the already loaded
+// libmpi (found through one of its functions) to the global scope fixes that, whatever its
+// soname.
+void makeMpiGlobal() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(&MPI_Init), &info) != 0 && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD); // kept for the process's life
+}
+
+int notConnected() { return failWith(MPI_ERR_OTHER, "collcheck_mpi_init was not called"); }
+
+int receivePieces(char *buffer, uint64_t bytes, int source) {
+  for (uint64_t offset = 0; offset < bytes; offset += pieceBytes) {
+    int count = static_cast<int>(std::min(pieceBytes, bytes - offset));
+    MPI_Status status;
+    int rc = MPI_Recv(buffer + offset, count, MPI_BYTE, source, kGatherTag, comm, &status);
+    if (rc != MPI_SUCCESS)
+      return fail("MPI_Recv", rc);
+    int received = 0;
+    MPI_Get_count(&status, MPI_BYTE, &received);
+    if (received != count)
+      return failWith(MPI_ERR_TRUNCATE, "gather: a piece arrived shorter than announced");
+  }
+  return MPI_SUCCESS;
+}
+
+int sendPieces(const char *data, uint64_t bytes) {
+  for (uint64_t offset = 0; offset < bytes; offset += pieceBytes) {
+    int count = static_cast<int>(std::min(pieceBytes, bytes - offset));
+    int rc = MPI_Send(data + offset, count, MPI_BYTE, 0, kGatherTag, comm);
+    if (rc != MPI_SUCCESS)
+      return fail("MPI_Send", rc);
+  }
+  return MPI_SUCCESS;
+}
+
+} // namespace
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_abi_version(void) { return COLLCHECK_MPI_ABI_VERSION; }
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_init(void) {
+  if (comm != MPI_COMM_NULL)
+    return MPI_SUCCESS;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized)
+    return failWith(MPI_ERR_OTHER, "MPI was already finalized in this process");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    makeMpiGlobal();
+    // Serialized: the analyzer is multithreaded, but one thread at a time talks to MPI.
+    int provided = 0;
+    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    if (rc != MPI_SUCCESS)
+      return fail("MPI_Init_thread", rc);
+    weInitialized = true;
+  }
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (rc != MPI_SUCCESS)
+    return fail("MPI_Comm_dup", rc);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm, &myRank);
+  MPI_Comm_size(comm, &worldSize);
+  // Sender and receiver must cut the same pieces, so rank 0's setting holds for everyone.
+  pieceBytes = configuredPieceBytes();
+  rc = MPI_Bcast(&pieceBytes, 1, MPI_UINT64_T, 0, comm);
+  if (rc != MPI_SUCCESS)
+    return fail("MPI_Bcast (piece size)", rc);
+  return MPI_SUCCESS;
+}
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_rank(void) { return myRank; }
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_size(void) { return worldSize; }
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_gather(const void *data, uint64_t bytes,
+                                              collcheck_mpi_deliver_fn deliver, void *ctx) {
+  if (comm == MPI_COMM_NULL)
+    return notConnected();
+  // Lengths first: they may exceed what one MPI count can say, and the root must size buffers.
+  std::vector<uint64_t> lengths;
+  try {
+    lengths.resize(myRank == 0 ? worldSize : 0);
+  } catch (const std::bad_alloc &) {
+    return failWith(MPI_ERR_NO_MEM, "gather: out of memory for the lengths");
+  }
+  int rc = MPI_Gather(&bytes, 1, MPI_UINT64_T, lengths.data(), 1, MPI_UINT64_T, 0, comm);
+  if (rc != MPI_SUCCESS)
+    return fail("MPI_Gather (lengths)", rc);
+  if (myRank != 0)
+    return sendPieces(static_cast<const char *>(data), bytes);
+
+  // Our own part needs no message (a send to ourselves would block before its receive).
+  deliver(ctx, 0, data, bytes);
+  // One source at a time, in rank order: the others wait in MPI_Send until their turn.
+  for (int source = 1; source < worldSize; ++source) {
+    uint64_t length = lengths[source];
+    std::unique_ptr<char, decltype(&std::free)> buffer(nullptr, &std::free);
+    if (length > 0) {
+      buffer.reset(static_cast<char *>(std::malloc(length)));
+      if (!buffer) {
+        std::snprintf(lastError, sizeof lastError,
+                      "gather: cannot allocate %llu bytes for rank %d's part",
+                      static_cast<unsigned long long>(length), source);
+        return MPI_ERR_NO_MEM;
+      }
+    }
+    rc = receivePieces(buffer.get(), length, source);
+    if (rc != MPI_SUCCESS)
+      return rc;
+    deliver(ctx, source, buffer.get(), length);
+  }
+  return MPI_SUCCESS;
+}
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_broadcast(int64_t *value) {
+  if (comm == MPI_COMM_NULL)
+    return notConnected();
+  int rc = MPI_Bcast(value, 1, MPI_INT64_T, 0, comm);
+  return rc == MPI_SUCCESS ? rc : fail("MPI_Bcast", rc);
+}
+
+COLLCHECK_MPI_EXPORT void collcheck_mpi_finalize(void) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized)
+    return;
+  if (comm != MPI_COMM_NULL)
+    MPI_Comm_free(&comm);
+  if (weInitialized)
+    MPI_Finalize();
+}
+
+COLLCHECK_MPI_EXPORT void collcheck_mpi_abort(int code) {
+  MPI_Abort(comm != MPI_COMM_NULL ? comm : MPI_COMM_WORLD, code);
+}
+
+COLLCHECK_MPI_EXPORT const char *collcheck_mpi_last_error(void) { return lastError; }

@@ -1,0 +1,40 @@
+// The C interface between the analyzer and its MPI plugin (libcollcheck_mpi.so), which
+// transport.cpp loads with dlopen. Plain C types only, so the plugin and the analyzer need not
+// share a C++ standard library build; bump the version on any change to these declarations.
+#pragma once
+
+#include <stdint.h>
+
+#define COLLCHECK_MPI_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Called at rank 0 once per process, in rank order; `data` is only valid during the call and may
+// be null when `bytes` is 0. It must not throw: the other processes still wait for their turn.
+typedef void (*collcheck_mpi_deliver_fn)(void *ctx, int rank, const void *data, uint64_t bytes);
+
+// COLLCHECK_MPI_ABI_VERSION as the plugin was built; the loader refuses any other.
+int collcheck_mpi_abi_version(void);
+// Initializes MPI (unless the process already did) and agrees on the gather piece size; 0 on
+// success. The functions below return 0 on success or an MPI error code, described then by
+// collcheck_mpi_last_error().
+int collcheck_mpi_init(void);
+int collcheck_mpi_rank(void);
+int collcheck_mpi_size(void);
+// Collective: rank 0 receives every process's bytes (any length, also beyond 2 GiB).
+int collcheck_mpi_gather(const void *data, uint64_t bytes, collcheck_mpi_deliver_fn deliver,
+                         void *ctx);
+// Collective: `*value` becomes rank 0's value on every process.
+int collcheck_mpi_broadcast(int64_t *value);
+// Finalizes MPI if collcheck_mpi_init initialized it.
+void collcheck_mpi_finalize(void);
+// Ends the whole job; for when a collective failed half-way and the others wait in it forever.
+void collcheck_mpi_abort(int code);
+// What the last failing call said; never null.
+const char *collcheck_mpi_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,115 @@
+#include "share_plan.h"
+
+#include <map>
+
+namespace collcheck::analyzer::distributed {
+namespace {
+
+using format::Kind;
+
+bool isCallOn(const format::Record &r, uint64_t commId) {
+  return r.commId == commId && r.kind <= static_cast<uint8_t>(Kind::Recv) &&
+         format::classify(r) == format::SlotState::Published && format::isKnownKind(r.kind);
+}
+
+// The sequence number of the first call on `commId` at or after slot `i`; UINT64_MAX: none.
+// A file's end is preallocated, never-written slots: a long run of empty slots is taken for it
+// (a cut placed wrongly by this guess is found by rank 0's check, never trusted).
+uint64_t nextSeqAt(const format::Reader &reader, uint64_t i, uint64_t commId) {
+  constexpr uint64_t kEmptyRunIsEnd = 256;
+  uint64_t empty = 0;
+  for (uint64_t n = reader.slotCount(); i < n && empty < kEmptyRunIsEnd; ++i) {
+    const format::Record &r = reader.slot(i);
+    if (isCallOn(r, commId))
+      return r.seq();
+    empty = format::classify(r) == format::SlotState::Empty ? empty + 1 : 0;
+  }
+  return UINT64_MAX;
+}
+
+// Slots up to the last written one.
+uint64_t usedSlots(const format::Reader &reader) {
+  uint64_t n = reader.slotCount();
+  while (n > 0 && format::classify(reader.slot(n - 1)) == format::SlotState::Empty)
+    --n;
+  return n;
+}
+
+// The first slot at which the calls on `commId` have sequence numbers `seq` or later.
+uint64_t cutSlot(const format::Reader &reader, uint64_t commId, uint64_t seq, uint64_t guess) {
+  uint64_t n = reader.slotCount();
+  // Files of one program have the same layout: the first file's cut is nearly always right.
+  if (guess > 0 && guess <= n && isCallOn(reader.slot(guess - 1), commId) &&
+      reader.slot(guess - 1).seq() < seq && nextSeqAt(reader, guess, commId) >= seq)
+    return guess;
+  uint64_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (nextSeqAt(reader, mid, commId) >= seq)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+// The cut of boundary `k` of `count` in every file (0: the files' starts; count: their ends).
+std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, int count) {
+  std::vector<uint64_t> cuts(traces.files.size(), 0);
+  if (k <= 0)
+    return cuts;
+  for (size_t f = 0; f < traces.files.size(); ++f)
+    cuts[f] = traces.files[f].reader->slotCount();
+  if (k >= count)
+    return cuts;
+  const format::Reader &first = *traces.files[0].reader;
+  uint64_t target = usedSlots(first) * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
+  uint64_t seq = nextSeqAt(first, target, commId);
+  if (seq == UINT64_MAX || seq == 0)
+    return seq == 0 ? std::vector<uint64_t>(traces.files.size(), 0) : cuts;
+  uint64_t guess = cutSlot(first, commId, seq, 0);
+  for (size_t f = 0; f < traces.files.size(); ++f)
+    cuts[f] = cutSlot(*traces.files[f].reader, commId, seq, guess);
+  return cuts;
+}
+
+} // namespace
+
+std::optional<uint64_t> cutCommunicator(const TraceSet &traces) {
+  if (traces.files.empty())
+    return std::nullopt;
+  // Communicators are created at the start: the first file's first slots tell which span every
+  // file and which of them carries the most calls.
+  const format::Reader &first = *traces.files[0].reader;
+  constexpr uint64_t kLook = 8192;
+  std::map<uint64_t, uint64_t> calls;
+  std::map<uint64_t, bool> spansAll;
+  for (uint64_t i = 0; i < std::min(kLook, first.slotCount()); ++i) {
+    const format::Record &r = first.slot(i);
+    if (format::classify(r) != format::SlotState::Published)
+      continue;
+    if (r.kind == static_cast<uint8_t>(Kind::CommCreate))
+      spansAll[r.commId] = r.count >= traces.files.size();
+    else if (isCallOn(r, r.commId))
+      ++calls[r.commId];
+  }
+  std::optional<uint64_t> best;
+  uint64_t most = 0;
+  for (const auto &[id, n] : calls)
+    if (spansAll[id] && n > most) {
+      best = id;
+      most = n;
+    }
+  return best;
+}
+
+RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count) {
+  RangeSpec spec;
+  spec.begin = boundary(traces, commId, index, count);
+  spec.end = boundary(traces, commId, index + 1, count);
+  spec.first = index == 0;
+  spec.last = index + 1 == count;
+  return spec;
+}
+
+} // namespace collcheck::analyzer::distributed

@@ -1,0 +1,24 @@
+// Where a split analysis cuts the files. Every process computes the same cuts from the files
+// alone, so none has to be sent. A cut follows one communicator that every file takes part in
+// (the one with the most calls, normally the world): in each file it falls right after that
+// communicator's call S-1, where S is the sequence number found at the share's fraction of the
+// first file. In a job whose ranks run the same program, every communicator's members are then in
+// step at the cut; rank 0 checks that they were before it merges (split_analysis.h).
+#pragma once
+
+#include "../load/trace_set.h"
+#include "../match/analysis.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace collcheck::analyzer::distributed {
+
+// The communicator the cuts follow, or none when no communicator spans every file (then the
+// job is analyzed whole by one process).
+std::optional<uint64_t> cutCommunicator(const TraceSet &traces);
+
+// Share `index` of `count`, cut along `commId`.
+RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count);
+
+} // namespace collcheck::analyzer::distributed

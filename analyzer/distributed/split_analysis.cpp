@@ -1,0 +1,418 @@
+#include "split_analysis.h"
+
+#include "../match/event_log.h"
+#include "../match/record_queue.h"
+#include "../match/wire.h"
+#include "share_plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <unordered_map>
+
+namespace collcheck::analyzer::distributed {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+void putComm(wire::Writer &w, const Communicator &c) {
+  w.put(c.id);
+  w.put(c.size);
+  w.put(c.origin);
+  w.put(c.parentId);
+  w.put(c.color);
+  w.put<uint8_t>(c.nccl);
+  w.putVector(c.worldRankOf);
+  w.putVector(c.fileOf);
+  w.putString(c.label);
+}
+
+bool getComm(wire::Reader &r, Communicator &c) {
+  uint8_t nccl = 0;
+  bool ok = r.get(c.id) && r.get(c.size) && r.get(c.origin) && r.get(c.parentId) &&
+            r.get(c.color) && r.get(nccl) && r.getVector(c.worldRankOf) && r.getVector(c.fileOf) &&
+            r.getString(c.label);
+  c.nccl = nccl != 0;
+  return ok;
+}
+
+// The job as the merged shares tell it: what the rules see on rank 0.
+class MergedJob final : public JobView {
+public:
+  explicit MergedJob(const TraceSet &traces) : traces_(traces) {}
+  const TraceSet &traces() const override { return traces_; }
+  const ProcessState &process(int file) const override {
+    return processes[static_cast<size_t>(file)];
+  }
+  const Communicator *communicator(uint64_t id) const override {
+    auto it = comms.find(id);
+    return it == comms.end() ? nullptr : &it->second.comm;
+  }
+  double wallTimeNs(int file, const format::Record &r) const override {
+    const format::FileHeader &h = traces_.files[static_cast<size_t>(file)].reader->header();
+    return static_cast<double>(h.createdRealtimeNs) + format::nanosSinceCreate(h, r.tscStart);
+  }
+  const std::vector<InputProblem> &streamProblems() const override { return problems; }
+
+  struct Comm {
+    Communicator comm;
+    CommOrderKey key;
+    uint64_t positions = 0, pointToPoint = 0;
+    std::vector<uint64_t> calls;
+    std::vector<format::Record> last;
+    int releasedIn = INT32_MAX, lastActive = -1;
+  };
+  std::vector<ProcessState> processes;
+  std::map<uint64_t, Comm> comms;
+  std::vector<InputProblem> problems;
+
+private:
+  const TraceSet &traces_;
+};
+
+// Folds one share's view of a communicator into the job's; false when the two disagree.
+bool fold(MergedJob::Comm &m, const RangeComm &rc, std::string &why) {
+  Communicator &c = m.comm;
+  m.key = std::min(m.key, rc.key);
+  if (c.size < 0 && rc.comm.size >= 0) {
+    c.size = rc.comm.size;
+    c.origin = rc.comm.origin;
+    c.parentId = rc.comm.parentId;
+    c.color = rc.comm.color;
+    c.nccl = rc.comm.nccl;
+  } else if (rc.comm.size >= 0 && rc.comm.size != c.size) {
+    why = "the shares disagree on the size of " + c.label;
+    return false;
+  }
+  auto join = [&](auto &mine, const auto &theirs) {
+    if (mine.size() < theirs.size())
+      mine.resize(theirs.size(), -1);
+    for (size_t r = 0; r < theirs.size(); ++r) {
+      if (mine[r] < 0)
+        mine[r] = theirs[r];
+      else if (theirs[r] >= 0 && theirs[r] != mine[r])
+        return false;
+    }
+    return true;
+  };
+  if (!join(c.worldRankOf, rc.comm.worldRankOf) || !join(c.fileOf, rc.comm.fileOf)) {
+    why = "the shares disagree on the members of " + c.label;
+    return false;
+  }
+  m.positions += rc.positions;
+  m.pointToPoint += rc.pointToPoint;
+  if (m.calls.size() < rc.consumed.size())
+    m.calls.resize(rc.consumed.size(), 0);
+  for (size_t r = 0; r < rc.consumed.size(); ++r)
+    m.calls[r] += rc.consumed[r];
+  format::Record none{};
+  none.kind = kHoleKind;
+  if (m.last.size() < rc.last.size())
+    m.last.resize(rc.last.size(), none);
+  for (size_t r = 0; r < rc.last.size(); ++r)
+    if (!isHole(rc.last[r]))
+      m.last[r] = rc.last[r];
+  return true;
+}
+
+// Whether share k's fresh start of each communicator is where a single process would stand:
+// every member at the sequence number the shares before it left all members at.
+bool checkCut(const RangeResult &share, size_t k, bool last,
+              std::unordered_map<uint64_t, uint64_t> &inStep, std::string &why) {
+  for (const RangeComm &rc : share.comms) {
+    if (!rc.active)
+      continue;
+    if (k > 0) {
+      uint64_t expected = inStep.count(rc.comm.id) ? inStep[rc.comm.id] : 0;
+      for (size_t r = 0; r < rc.firstSeq.size(); ++r)
+        if (rc.firstSeq[r] != UINT64_MAX && rc.firstSeq[r] != expected) {
+          why = "rank " + std::to_string(r) + " of " + rc.comm.label + " starts share " +
+                std::to_string(k) + " at call " + std::to_string(rc.firstSeq[r]) + ", not " +
+                std::to_string(expected) + ": the ranks are out of step at the cut";
+          return false;
+        }
+    }
+    if (last)
+      continue;
+    if (!rc.atRest) {
+      why = "calls of " + rc.comm.label + " wait to be matched at the end of share " +
+            std::to_string(k);
+      return false;
+    }
+    std::optional<uint64_t> next;
+    for (size_t r = 0; r < rc.nextSeq.size(); ++r) {
+      if (r >= rc.comm.fileOf.size() || rc.comm.fileOf[r] < 0)
+        continue; // no trace of this member: it is unknown in every share alike
+      if (next && *next != rc.nextSeq[r]) {
+        why = "the ranks of " + rc.comm.label + " are out of step at the end of share " +
+              std::to_string(k);
+        return false;
+      }
+      next = rc.nextSeq[r];
+    }
+    if (next)
+      inStep[rc.comm.id] = *next;
+  }
+  return true;
+}
+
+} // namespace
+
+std::string encodeShare(const RangeResult &share) {
+  wire::Writer w;
+  w.putString(share.unclean);
+  w.put(share.recordsRead);
+  w.put<uint64_t>(share.files.size());
+  for (const RangeFile &f : share.files) {
+    w.put(f.slots);
+    w.put<uint8_t>(f.finalized);
+    w.put<uint8_t>(f.hasLastCall);
+    w.put<uint8_t>(f.hasLastRecord);
+    w.put(f.lastCall);
+    w.put(f.lastRecord);
+  }
+  w.put<uint64_t>(share.comms.size());
+  for (const RangeComm &c : share.comms) {
+    putComm(w, c.comm);
+    w.put(c.key);
+    w.put(c.positions);
+    w.put(c.pointToPoint);
+    w.put<uint8_t>(c.active);
+    w.put<uint8_t>(c.atRest);
+    w.put<uint8_t>(c.released);
+    w.putVector(c.consumed);
+    w.putVector(c.firstSeq);
+    w.putVector(c.nextSeq);
+    w.putVector(c.last);
+  }
+  w.putString(share.events);
+  return w.take();
+}
+
+bool decodeShare(const std::string &bytes, RangeResult &share) {
+  wire::Reader r(bytes);
+  uint64_t files = 0, comms = 0;
+  if (!r.getString(share.unclean) || !r.get(share.recordsRead) || !r.get(files) ||
+      files > bytes.size())
+    return false;
+  share.files.resize(files);
+  for (RangeFile &f : share.files) {
+    uint8_t finalized = 0, hasLastCall = 0, hasLastRecord = 0;
+    if (!r.get(f.slots) || !r.get(finalized) || !r.get(hasLastCall) || !r.get(hasLastRecord) ||
+        !r.get(f.lastCall) || !r.get(f.lastRecord))
+      return false;
+    f.finalized = finalized;
+    f.hasLastCall = hasLastCall;
+    f.hasLastRecord = hasLastRecord;
+  }
+  if (!r.get(comms) || comms > bytes.size())
+    return false;
+  share.comms.resize(comms);
+  for (RangeComm &c : share.comms) {
+    uint8_t active = 0, atRest = 0, released = 0;
+    if (!getComm(r, c.comm) || !r.get(c.key) || !r.get(c.positions) || !r.get(c.pointToPoint) ||
+        !r.get(active) || !r.get(atRest) || !r.get(released) || !r.getVector(c.consumed) ||
+        !r.getVector(c.firstSeq) || !r.getVector(c.nextSeq) || !r.getVector(c.last))
+      return false;
+    c.active = active;
+    c.atRest = atRest;
+    c.released = released;
+  }
+  return r.getString(share.events) && r.done();
+}
+
+bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
+                 const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why) {
+  MergedJob job(traces);
+  std::unordered_map<uint64_t, uint64_t> inStep;
+  for (size_t k = 0; k < shares.size(); ++k) {
+    const RangeResult &share = shares[k];
+    if (!share.unclean.empty()) {
+      why = "share " + std::to_string(k) + ": " + share.unclean;
+      return false;
+    }
+    if (share.files.size() != traces.files.size()) {
+      why = "share " + std::to_string(k) + " read other files";
+      return false;
+    }
+    if (!checkCut(share, k, k + 1 == shares.size(), inStep, why))
+      return false;
+    for (const RangeComm &rc : share.comms) {
+      auto [it, inserted] = job.comms.try_emplace(rc.comm.id);
+      MergedJob::Comm &m = it->second;
+      if (inserted) {
+        m.comm = rc.comm;
+        m.comm.worldRankOf.clear();
+        m.comm.fileOf.clear();
+        m.comm.size = -1;
+      }
+      if (!fold(m, rc, why))
+        return false;
+      if (rc.released)
+        m.releasedIn = std::min(m.releasedIn, static_cast<int>(k));
+      if (rc.active)
+        m.lastActive = static_cast<int>(k);
+    }
+  }
+  std::vector<MergedJob::Comm *> order;
+  for (auto &[id, m] : job.comms) {
+    if (m.comm.size < 0) {
+      why = "no share found the creation of " + m.comm.label;
+      return false;
+    }
+    if (m.releasedIn < m.lastActive) {
+      why = m.comm.label + " was released by a rank before the share of its last calls";
+      return false;
+    }
+    order.push_back(&m);
+  }
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const MergedJob::Comm *a, const MergedJob::Comm *b) { return a->key < b->key; });
+  std::unordered_map<uint64_t, uint32_t> rankOf;
+  for (size_t i = 0; i < order.size(); ++i) {
+    Communicator &c = order[i]->comm;
+    c.index = static_cast<uint32_t>(i);
+    c.label = commLabel(c, job.communicator(c.parentId)); // parents come first in this order
+    rankOf[c.id] = static_cast<uint32_t>(i);
+  }
+
+  // The processes, as the last share that saw each thing tells.
+  job.processes.resize(traces.files.size());
+  std::vector<SlotCounters> slots(traces.files.size());
+  for (size_t f = 0; f < traces.files.size(); ++f) {
+    const format::Reader &reader = *traces.files[f].reader;
+    ProcessState &p = job.processes[f];
+    p.finished = traces.files[f].finished;
+    p.cut = reader.summary().partialTail || reader.header().droppedRecords;
+    const format::Record *lastRecord = nullptr;
+    for (const RangeResult &share : shares) {
+      const RangeFile &rf = share.files[f];
+      SlotCounters &s = slots[f];
+      s.published += rf.slots.published;
+      s.unknownKind += rf.slots.unknownKind;
+      s.torn += rf.slots.torn;
+      s.corrupt += rf.slots.corrupt;
+      s.holes += rf.slots.holes;
+      s.firstProblem = std::min(s.firstProblem, rf.slots.firstProblem);
+      p.finalized = p.finalized || rf.finalized;
+      if (rf.hasLastCall) {
+        p.hasLastCall = true;
+        p.lastCall = rf.lastCall;
+        p.lastCallCommId = rf.lastCall.commId;
+      }
+      if (rf.hasLastRecord)
+        lastRecord = &rf.lastRecord;
+    }
+    p.cut = p.cut || slots[f].torn || slots[f].corrupt;
+    if (lastRecord)
+      p.endTimeNs = format::nanosSinceCreate(reader.header(), lastRecord->tscStart) +
+                    format::durationNanos(reader.header(), *lastRecord);
+    std::string damage = describeDamage(slots[f]);
+    if (!damage.empty())
+      job.problems.push_back({traces.files[f].path, damage, false});
+  }
+
+  Judge judge(job, options.participation);
+  CommLookup lookup = [&](uint64_t id) { return job.communicator(id); };
+  for (size_t k = 0; k < shares.size(); ++k)
+    if (!replayEvents(shares[k].events, lookup, judge)) {
+      why = "the events of share " + std::to_string(k) + " are damaged";
+      return false;
+    }
+  std::vector<const format::Record *> last;
+  for (MergedJob::Comm *m : order) {
+    last.assign(m->calls.size(), nullptr);
+    for (size_t r = 0; r < m->calls.size() && r < m->last.size(); ++r)
+      if (!isHole(m->last[r]))
+        last[r] = &m->last[r];
+    judge.communicatorEnd({m->comm, m->calls, last, m->positions});
+  }
+  judge.jobEnd();
+
+  out = AnalysisResult{};
+  for (const RangeResult &share : shares)
+    out.recordsRead += share.recordsRead;
+  for (const SlotCounters &s : slots)
+    out.recordsPerFile.push_back(s.published);
+  for (MergedJob::Comm *m : order) {
+    CommSummary summary;
+    summary.comm = m->comm;
+    summary.positions = m->positions;
+    summary.pointToPoint = m->pointToPoint;
+    summary.callsIssued = m->calls;
+    out.positions += m->positions;
+    out.communicators.push_back(std::move(summary));
+  }
+  out.problems = job.problems;
+  out.findings = judge.takeFindings(rankOf);
+  out.pictures = judge.takePictures(rankOf);
+  return true;
+}
+
+bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
+                     AnalysisResult &out, std::string &why) {
+  std::optional<uint64_t> comm = cutCommunicator(traces);
+  if (!comm) {
+    why = "no communicator spans every file";
+    return false;
+  }
+  std::vector<RangeResult> shares;
+  for (int k = 0; k < count; ++k) {
+    RangeResult share = analyzeRange(traces, options, planShare(traces, *comm, k, count));
+    RangeResult decoded; // through the wire format, as under MPI
+    if (!decodeShare(encodeShare(share), decoded)) {
+      why = "a share does not decode";
+      return false;
+    }
+    shares.push_back(std::move(decoded));
+  }
+  return mergeShares(traces, options, shares, out, why);
+}
+
+void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transport &transport,
+                  AnalysisResult &out, SplitStats &stats) {
+  const int rank = transport.rank(), size = transport.size();
+  stats.processes = size;
+  auto t0 = Clock::now();
+  // Every process decides alike from the files: no message is needed to agree on the plan.
+  std::optional<uint64_t> comm = cutCommunicator(traces);
+  if (!comm || size < 2) {
+    stats.fellBack = comm ? "one process" : "no communicator spans every file";
+    if (rank == 0)
+      out = analyze(traces, options);
+    stats.shareSeconds = since(t0);
+    return;
+  }
+  RangeResult share = analyzeRange(traces, options, planShare(traces, *comm, rank, size));
+  std::string mine = encodeShare(share);
+  share = RangeResult{};
+  stats.shareSeconds = since(t0);
+  std::vector<std::string> all = transport.gather(mine);
+  if (rank != 0)
+    return;
+  auto t1 = Clock::now();
+  std::vector<RangeResult> shares(all.size());
+  std::string why;
+  bool ok = true;
+  for (size_t k = 0; k < all.size() && ok; ++k) {
+    stats.bytesGathered += all[k].size();
+    ok = decodeShare(all[k], shares[k]);
+    all[k].clear();
+    all[k].shrink_to_fit();
+    if (!ok)
+      why = "the message of process " + std::to_string(k) + " does not decode";
+  }
+  if (ok)
+    ok = mergeShares(traces, options, shares, out, why);
+  if (!ok) {
+    stats.fellBack = why;
+    out = analyze(traces, options);
+  }
+  stats.mergeSeconds = since(t1);
+}
+
+} // namespace collcheck::analyzer::distributed

@@ -1,0 +1,43 @@
+// A split analysis: `mpirun -np K collcheck analyze DIR`. Process k reads the k-th share of
+// every file (share_plan.h), matches it with fresh aligners and logs its events; rank 0 gathers
+// the logs and counts, checks that every communicator's members were in step at every cut (and
+// nothing the shares could not see crosses one), and replays the logs into the one judge of the
+// job: the report is the one a single process writes. When a check fails, rank 0 analyzes the
+// job alone and says why on --timings; the report is the same, only slower.
+#pragma once
+
+#include "../load/trace_set.h"
+#include "../match/analysis.h"
+#include "transport.h"
+
+#include <string>
+
+namespace collcheck::analyzer::distributed {
+
+struct SplitStats {
+  int processes = 1;
+  uint64_t bytesGathered = 0; // what rank 0 received, its own share included
+  double shareSeconds = 0;    // this process: planning and matching its share
+  double mergeSeconds = 0;    // rank 0: checking and replaying the shares
+  std::string fellBack;       // why rank 0 analyzed the job alone; empty when it merged
+};
+
+// Collective over `transport`. On rank 0 `out` is the job's result; elsewhere it is empty.
+void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transport &transport,
+                  AnalysisResult &out, SplitStats &stats);
+
+// The merge alone (rank 0's half, also used by tests without MPI): false with `why` when the
+// shares cannot be merged exactly.
+bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
+                 const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why);
+
+// What a share sends to rank 0, and back.
+std::string encodeShare(const RangeResult &share);
+bool decodeShare(const std::string &bytes, RangeResult &share);
+
+// The job in `count` shares, each analyzed here in turn and merged (tests, and the model of the
+// split in docs/performance.md); false with `why` as mergeShares.
+bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
+                     AnalysisResult &out, std::string &why);
+
+} // namespace collcheck::analyzer::distributed

@@ -1,0 +1,38 @@
+// How the processes of a split analysis talk: rank 0 gathers what every process found. The
+// analyzer itself never links MPI; when it runs as an MPI job (mpirun, srun) it loads a small
+// plugin that does (libcollcheck_mpi.so), so one binary serves both modes and a single process
+// needs no MPI runtime at all.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace collcheck::analyzer::distributed {
+
+// The collectives throw std::runtime_error when MPI fails; the other processes may then be stuck
+// in the collective, so destroying the transport afterwards ends the whole job (MPI_Abort) rather
+// than finalizing MPI. Call it from one thread at a time.
+class Transport {
+public:
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Collective: every process passes its bytes (any length, also beyond 2 GiB); rank 0 gets every
+  // process's bytes in rank order, the others an empty vector.
+  virtual std::vector<std::string> gather(const std::string &mine) = 0;
+  // Collective: rank 0's value, on every process.
+  virtual int64_t broadcast(int64_t value) = 0;
+};
+
+// True when this process was started as one of several processes of an MPI job (Open MPI,
+// MPICH/PMI, PMIx or Slurm's environment says so).
+bool launchedAsMpiJob();
+
+// Joins the MPI job through the plugin; null with `error` set when it cannot be loaded or
+// initialized. The plugin is looked for in COLLCHECK_MPI_PLUGIN, then beside the executable
+// (../lib/libcollcheck_mpi.so and ./libcollcheck_mpi.so).
+std::unique_ptr<Transport> connect(std::string &error);
+
+} // namespace collcheck::analyzer::distributed

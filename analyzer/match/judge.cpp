@@ -1,0 +1,90 @@
+#include "judge.h"
+
+#include <algorithm>
+
+namespace collcheck::analyzer {
+
+Judge::Judge(const JobView &job, bool participation)
+    : rules_(makeTraceRules()), context_(findings_, job), job_(job), participation_(participation) {
+}
+
+void Judge::collective(const CollectiveEvent &e) {
+  for (auto &rule : rules_)
+    rule->onCollective(e, context_);
+  if (participation_)
+    recorder_.collective(e);
+}
+
+void Judge::reorder(const ReorderEvent &e) {
+  for (auto &rule : rules_)
+    rule->onReorder(e, context_);
+  if (participation_)
+    recorder_.reorder(e);
+}
+
+void Judge::extra(const ExtraEvent &e) {
+  for (auto &rule : rules_)
+    rule->onExtra(e, context_);
+  if (participation_)
+    recorder_.extra(e);
+}
+
+void Judge::communicatorEnd(const CommunicatorEnd &e) {
+  for (auto &rule : rules_)
+    rule->onCommunicatorEnd(e, context_);
+  if (participation_)
+    recorder_.communicatorEnd(e, job_);
+}
+
+void Judge::pointToPoint(const PointToPointEvent &e) {
+  for (auto &rule : rules_)
+    rule->onPointToPoint(e, context_);
+}
+
+void Judge::meta(const MetaEvent &e) {
+  for (auto &rule : rules_)
+    rule->onMeta(e, context_);
+}
+
+void Judge::jobEnd() {
+  for (auto &rule : rules_)
+    rule->onJobEnd(context_);
+}
+
+namespace {
+uint32_t rankOf(const std::unordered_map<uint64_t, uint32_t> &order, uint64_t commId) {
+  auto it = order.find(commId);
+  return it == order.end() ? UINT32_MAX : it->second;
+}
+} // namespace
+
+std::vector<Finding> Judge::takeFindings(const std::unordered_map<uint64_t, uint32_t> &order) {
+  std::vector<Finding> out = findings_.take();
+  // Stable: findings of one communicator at one position keep their order of discovery, which
+  // is the order of that communicator's events in every mode.
+  std::stable_sort(out.begin(), out.end(), [&](const Finding &a, const Finding &b) {
+    if (a.severity != b.severity)
+      return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+    uint32_t ca = a.commId ? rankOf(order, a.commId) : 0,
+             cb = b.commId ? rankOf(order, b.commId) : 0;
+    if (a.commId && ca != UINT32_MAX)
+      ++ca; // job findings (commId 0) come first
+    if (b.commId && cb != UINT32_MAX)
+      ++cb;
+    if (ca != cb)
+      return ca < cb;
+    uint64_t sa = a.hasPosition ? a.firstSeq : 0, sb = b.hasPosition ? b.firstSeq : 0;
+    return sa < sb;
+  });
+  return out;
+}
+
+std::vector<CommPicture> Judge::takePictures(const std::unordered_map<uint64_t, uint32_t> &order) {
+  std::vector<CommPicture> out = recorder_.take();
+  std::stable_sort(out.begin(), out.end(), [&](const CommPicture &a, const CommPicture &b) {
+    return rankOf(order, a.commId) < rankOf(order, b.commId);
+  });
+  return out;
+}
+
+} // namespace collcheck::analyzer

@@ -1,0 +1,59 @@
+// The judging half of an analysis: the trace rules, the finding collector and the participation
+// recorder, fed with the matcher's events. A single process feeds it straight from its aligners;
+// a split analysis feeds it on rank 0 with the events every process logged (event_log.h), so the
+// rules run once, over the whole job, in either mode.
+#pragma once
+
+#include "../model/participation.h"
+#include "../rules/rule.h"
+#include "aligner.h"
+#include "participation_recorder.h"
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace collcheck::analyzer {
+
+// Every event the matcher produces, in one interface.
+class JobEvents : public EventSink {
+public:
+  virtual void pointToPoint(const PointToPointEvent &) = 0;
+  virtual void meta(const MetaEvent &) = 0;
+};
+
+// The order of communicators in a report: by the first record that names each (slot, then file),
+// so it does not depend on how the reading was scheduled or split.
+struct CommOrderKey {
+  uint64_t slot = UINT64_MAX;
+  int file = 0;
+  bool operator<(const CommOrderKey &o) const {
+    return slot != o.slot ? slot < o.slot : file < o.file;
+  }
+};
+
+class Judge final : public JobEvents {
+public:
+  Judge(const JobView &job, bool participation);
+  void collective(const CollectiveEvent &e) override;
+  void reorder(const ReorderEvent &e) override;
+  void extra(const ExtraEvent &e) override;
+  void communicatorEnd(const CommunicatorEnd &e) override;
+  void pointToPoint(const PointToPointEvent &e) override;
+  void meta(const MetaEvent &e) override;
+  void jobEnd();
+  // Findings errors first, then by communicator (in `order`: comm id -> rank in the report, job
+  // findings first) and first sequence number; pictures in communicator order.
+  std::vector<Finding> takeFindings(const std::unordered_map<uint64_t, uint32_t> &order);
+  std::vector<CommPicture> takePictures(const std::unordered_map<uint64_t, uint32_t> &order);
+
+private:
+  std::vector<std::unique_ptr<TraceRule>> rules_;
+  FindingCollector findings_;
+  RuleContext context_;
+  ParticipationRecorder recorder_;
+  const JobView &job_;
+  bool participation_;
+};
+
+} // namespace collcheck::analyzer

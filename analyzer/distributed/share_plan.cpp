@@ -27,14 +27,6 @@ uint64_t nextSeqAt(const format::Reader &reader, uint64_t i, uint64_t commId) {
   return UINT64_MAX;
 }
 
-// Slots up to the last written one.
-uint64_t usedSlots(const format::Reader &reader) {
-  uint64_t n = reader.slotCount();
-  while (n > 0 && format::classify(reader.slot(n - 1)) == format::SlotState::Empty)
-    --n;
-  return n;
-}
-
 // The first slot at which the calls on `commId` have sequence numbers `seq` or later.
 uint64_t cutSlot(const format::Reader &reader, uint64_t commId, uint64_t seq, uint64_t guess) {
   uint64_t n = reader.slotCount();
@@ -63,10 +55,14 @@ std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, i
   if (k >= count)
     return cuts;
   const format::Reader &first = *traces.files[0].reader;
-  uint64_t target = usedSlots(first) * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
+  // Equal byte ranges of the first file: a file's preallocated, never-written end is read too,
+  // and costs nearly what records cost (the copy from the page cache dominates).
+  uint64_t target = first.slotCount() * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
   uint64_t seq = nextSeqAt(first, target, commId);
-  if (seq == UINT64_MAX || seq == 0)
-    return seq == 0 ? std::vector<uint64_t>(traces.files.size(), 0) : cuts;
+  if (seq == 0)
+    return std::vector<uint64_t>(traces.files.size(), 0);
+  if (seq == UINT64_MAX)
+    return cuts; // past the communicator's last call: the share before reads the files' ends
   uint64_t guess = cutSlot(first, commId, seq, 0);
   for (size_t f = 0; f < traces.files.size(); ++f)
     cuts[f] = cutSlot(*traces.files[f].reader, commId, seq, guess);
@@ -108,7 +104,11 @@ RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int coun
   spec.begin = boundary(traces, commId, index, count);
   spec.end = boundary(traces, commId, index + 1, count);
   spec.first = index == 0;
-  spec.last = index + 1 == count;
+  // The share that reads to the files' ends is the last one (those after it, if any, are empty).
+  spec.last = true;
+  for (size_t f = 0; f < traces.files.size(); ++f)
+    spec.last = spec.last && spec.end[f] == traces.files[f].reader->slotCount();
+  spec.alongComm = commId;
   return spec;
 }
 

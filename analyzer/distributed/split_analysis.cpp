@@ -165,6 +165,7 @@ std::string encodeShare(const RangeResult &share) {
   wire::Writer w;
   w.putString(share.unclean);
   w.put(share.recordsRead);
+  w.put<uint8_t>(share.last);
   w.put<uint64_t>(share.files.size());
   for (const RangeFile &f : share.files) {
     w.put(f.slots);
@@ -195,9 +196,11 @@ std::string encodeShare(const RangeResult &share) {
 bool decodeShare(const std::string &bytes, RangeResult &share) {
   wire::Reader r(bytes);
   uint64_t files = 0, comms = 0;
-  if (!r.getString(share.unclean) || !r.get(share.recordsRead) || !r.get(files) ||
+  uint8_t last = 0;
+  if (!r.getString(share.unclean) || !r.get(share.recordsRead) || !r.get(last) || !r.get(files) ||
       files > bytes.size())
     return false;
+  share.last = last != 0;
   share.files.resize(files);
   for (RangeFile &f : share.files) {
     uint8_t finalized = 0, hasLastCall = 0, hasLastRecord = 0;
@@ -228,6 +231,7 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
                  const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why) {
   MergedJob job(traces);
   std::unordered_map<uint64_t, uint64_t> inStep;
+  std::vector<size_t> finalizedIn(traces.files.size(), SIZE_MAX);
   for (size_t k = 0; k < shares.size(); ++k) {
     const RangeResult &share = shares[k];
     if (!share.unclean.empty()) {
@@ -238,8 +242,21 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
       why = "share " + std::to_string(k) + " read other files";
       return false;
     }
-    if (!checkCut(share, k, k + 1 == shares.size(), inStep, why))
+    if (!checkCut(share, k, share.last, inStep, why))
       return false;
+    // A share's aligners take a member without calls for one whose process is still running: a
+    // process that finalized in an earlier share must have no communicator active here.
+    for (const RangeComm &rc : share.comms)
+      for (int file : rc.comm.fileOf)
+        if (rc.active && file >= 0 && finalizedIn[static_cast<size_t>(file)] < k) {
+          why = traces.files[static_cast<size_t>(file)].path + " finalized in share " +
+                std::to_string(finalizedIn[static_cast<size_t>(file)]) + ", before calls of " +
+                rc.comm.label + " in share " + std::to_string(k);
+          return false;
+        }
+    for (size_t f = 0; f < share.files.size(); ++f)
+      if (share.files[f].finalized)
+        finalizedIn[f] = std::min(finalizedIn[f], k);
     for (const RangeComm &rc : share.comms) {
       auto [it, inserted] = job.comms.try_emplace(rc.comm.id);
       MergedJob::Comm &m = it->second;

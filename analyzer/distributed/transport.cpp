@@ -5,11 +5,15 @@
 #include <dlfcn.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 namespace collcheck::analyzer::distributed {
@@ -67,17 +71,78 @@ void deliver(void *ctx, int rank, const void *data, uint64_t bytes) noexcept {
   }
 }
 
+// One thread makes every MPI call, from MPI_Init to MPI_Finalize (MPI wants both on one thread).
+// MPI_Init takes a few tenths of a second; started first, it runs while this process reads its
+// share, which needs only the rank and size its launcher already put in the environment.
+class MpiThread {
+public:
+  explicit MpiThread(Plugin plugin) : plugin_(plugin), thread_([this] { work(); }) {}
+  ~MpiThread() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  // Runs `task` on the MPI thread once MPI is initialized; false when initialization failed.
+  bool run(const std::function<void()> &task) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return initialized_; });
+    if (initRc_ != 0)
+      return false;
+    task_ = &task;
+    wake_.notify_all();
+    done_.wait(lock, [&] { return task_ == nullptr; });
+    return true;
+  }
+  int initRc() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return initialized_; });
+    return initRc_;
+  }
+
+private:
+  void work() {
+    int rc = plugin_.init();
+    std::unique_lock<std::mutex> lock(mutex_);
+    initRc_ = rc;
+    initialized_ = true;
+    done_.notify_all();
+    while (true) {
+      wake_.wait(lock, [&] { return stopping_ || task_ != nullptr; });
+      if (task_) {
+        (*task_)();
+        task_ = nullptr;
+        done_.notify_all();
+        continue;
+      }
+      break;
+    }
+  }
+  Plugin plugin_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void()> *task_ = nullptr;
+  bool initialized_ = false, stopping_ = false;
+  int initRc_ = 0;
+  std::thread thread_;
+};
+
 class MpiTransport final : public Transport {
 public:
-  MpiTransport(Plugin plugin, int rank, int size) : plugin_(plugin), rank_(rank), size_(size) {}
+  MpiTransport(Plugin plugin, std::string loaded, int rank, int size)
+      : plugin_(plugin), loaded_(std::move(loaded)), rank_(rank), size_(size), mpi_(plugin) {}
 
   // After a failed collective the other processes may wait in it forever, and MPI_Finalize
   // would wait with them: end the whole job instead.
   ~MpiTransport() override {
-    if (broken_)
-      plugin_.abort(1);
-    else
-      plugin_.finalize();
+    mpi_.run([&] {
+      if (broken_)
+        plugin_.abort(1);
+      else
+        plugin_.finalize();
+    });
   }
 
   int rank() const override { return rank_; }
@@ -86,18 +151,52 @@ public:
   std::vector<std::string> gather(const std::string &mine) override {
     Collected collected;
     collected.parts.resize(rank_ == 0 ? size_ : 0);
-    check(plugin_.gather(mine.data(), mine.size(), &deliver, &collected), "gather");
+    int rc = 0;
+    call([&] { rc = plugin_.gather(mine.data(), mine.size(), &deliver, &collected); });
+    check(rc, "gather");
     if (collected.error)
       std::rethrow_exception(collected.error);
     return std::move(collected.parts);
   }
 
   int64_t broadcast(int64_t value) override {
-    check(plugin_.broadcast(&value), "broadcast");
+    int rc = 0;
+    call([&] { rc = plugin_.broadcast(&value); });
+    check(rc, "broadcast");
     return value;
   }
 
+  // Waits for MPI_Init; false with `error` when it failed or disagrees with the environment.
+  bool ready(std::string &error) {
+    if (mpi_.initRc() != 0) {
+      error = "cannot initialize MPI (through " + loaded_ + "): " + plugin_.lastError();
+      return false;
+    }
+    int rank = -1, size = -1;
+    mpi_.run([&] {
+      rank = plugin_.rank();
+      size = plugin_.size();
+    });
+    if (rank_ < 0) {
+      rank_ = rank;
+      size_ = size;
+    } else if (rank != rank_ || size != size_) {
+      error = "MPI says rank " + std::to_string(rank) + " of " + std::to_string(size) +
+              ", the launcher's environment rank " + std::to_string(rank_) + " of " +
+              std::to_string(size_);
+      broken_ = true;
+      return false;
+    }
+    return true;
+  }
+
 private:
+  void call(const std::function<void()> &task) {
+    std::string error;
+    if (!checked_ && !(checked_ = ready(error)))
+      throw std::runtime_error(error);
+    mpi_.run(task);
+  }
   void check(int rc, const char *what) {
     if (rc == 0)
       return;
@@ -106,10 +205,35 @@ private:
   }
 
   Plugin plugin_;
+  std::string loaded_;
   int rank_;
   int size_;
-  bool broken_ = false;
+  bool broken_ = false, checked_ = false;
+  MpiThread mpi_;
 };
+
+// This process's rank and the job's size as its launcher set them; false when it did not.
+bool launcherRank(int &rank, int &size) {
+  const std::pair<const char *, const char *> names[] = {
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+      {"PMI_RANK", "PMI_SIZE"},
+      {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
+      {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"}};
+  for (const auto &[rankName, sizeName] : names) {
+    const char *text = std::getenv(rankName);
+    long n = envCount(sizeName);
+    if (!text || !*text || n <= 0)
+      continue;
+    char *end = nullptr;
+    long r = std::strtol(text, &end, 10);
+    if (*end != '\0' || r < 0 || r >= n)
+      continue;
+    rank = static_cast<int>(r);
+    size = static_cast<int>(n);
+    return true;
+  }
+  return false;
+}
 
 std::vector<std::string> pluginCandidates(std::string &problem) {
   if (const char *path = std::getenv("COLLCHECK_MPI_PLUGIN"); path && *path)
@@ -189,11 +313,13 @@ std::unique_ptr<Transport> connect(std::string &error) {
     error = loaded + " lacks " + missing;
     return nullptr;
   }
-  if (plugin.init() != 0) {
-    error = "cannot initialize MPI (through " + loaded + "): " + plugin.lastError();
+  int rank = -1, size = -1;
+  bool known = launcherRank(rank, size);
+  auto transport = std::make_unique<MpiTransport>(plugin, loaded, rank, size);
+  // Without the launcher's word on rank and size, they are MPI's: wait for it here.
+  if (!known && !transport->ready(error))
     return nullptr;
-  }
-  return std::make_unique<MpiTransport>(plugin, plugin.rank(), plugin.size());
+  return transport;
 }
 
 } // namespace collcheck::analyzer::distributed

@@ -110,6 +110,11 @@ public:
         posix_fadvise(fds_[f], 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     buffer_.resize(options.readChunk);
+    // A share's cuts follow one communicator: knowing it and all its members before the first
+    // chunk lets the first positions be matched in place, as everywhere else.
+    if (range_ && !range_->first && range_->alongComm)
+      for (size_t f = 0; f < traces.files.size(); ++f)
+        learnFromPrefix(static_cast<int>(f), range_->alongComm);
     if (!traces.files.empty()) {
       bool helper = options.readAhead && std::thread::hardware_concurrency() > 1;
       prefetcher_ = std::make_unique<ChunkPrefetcher>(fds_, options.readChunk, helper);
@@ -278,6 +283,21 @@ private:
       unclean_ = why;
   }
   void learnFromPrefix(int file, uint64_t commId);
+  // Split analysis: records that `seq` is the first call of `commRank` in the share (true) unless
+  // an earlier one was.
+  bool noteFirstSeq(CommState &c, size_t commRank, uint64_t seq) {
+    c.active = true;
+    if (c.firstSeq.size() <= commRank)
+      c.firstSeq.resize(std::max(c.aligner.memberCount(), commRank + 1), UINT64_MAX);
+    if (c.firstSeq[commRank] != UINT64_MAX)
+      return false;
+    c.firstSeq[commRank] = seq;
+    return true;
+  }
+  bool startsHere(const CommState &c, size_t commRank) const {
+    return range_ && !range_->first &&
+           (commRank >= c.firstSeq.size() || c.firstSeq[commRank] == UINT64_MAX);
+  }
   void pointToPointEvent(const PointToPointEvent &e) { events_->pointToPoint(e); }
   std::vector<uint32_t> commOrder(std::unordered_map<uint64_t, uint32_t> &rankOf);
   std::vector<FileState> files_;
@@ -457,9 +477,7 @@ void Analysis::route(int file, const format::Record &r) {
       break;
     }
     case Kind::Finalize:
-      processes_[static_cast<size_t>(file)].finalized = true;
-      if (range_ && !range_->last)
-        markUnclean("a process finalized before the last share"); // later shares would not know
+      processes_[static_cast<size_t>(file)].finalized = true; // rank 0 checks later shares
       break;
     default:
       events_->meta({file, r});
@@ -508,16 +526,8 @@ void Analysis::route(int file, const format::Record &r) {
   if (m.noTrace)
     return;
   uint64_t seq = r.seq();
-  if (range_) {
-    c->active = true;
-    if (c->firstSeq.size() <= commRank)
-      c->firstSeq.resize(c->aligner.memberCount(), UINT64_MAX);
-    if (c->firstSeq[commRank] == UINT64_MAX) {
-      c->firstSeq[commRank] = seq;
-      if (!range_->first)
-        m.nextSeq = seq; // the share starts where the member is; rank 0 checks it against the last
-    }
-  }
+  if (range_ && noteFirstSeq(*c, commRank, seq) && !range_->first)
+    m.nextSeq = seq; // the share starts where the member is; rank 0 checks it against the last
   if (seq != m.nextSeq) {
     if (seq < m.nextSeq) {
       problem(traces_.files[static_cast<size_t>(file)].path,
@@ -608,7 +618,9 @@ bool Analysis::matchRoundInPlace() {
     if (!inPlace)
       break;
     const MemberStream &m = c->aligner.member(static_cast<size_t>(k.run.commRank));
-    inPlace = m.file == static_cast<int>(f) && m.nextSeq == k.run.firstSeq;
+    // A share's first calls of a member are taken where they are (rank 0 checks where that is).
+    inPlace = m.file == static_cast<int>(f) &&
+              (m.nextSeq == k.run.firstSeq || startsHere(*c, static_cast<size_t>(k.run.commRank)));
     length = std::min<size_t>(length, k.end - files_[f].next);
   }
   if (inPlace) {
@@ -636,8 +648,10 @@ void Analysis::processChunk(int file, const Chunk &c) {
   const format::Record *chunk = c.records;
   if (c.matched > 0) {
     // The first `matched` records were matched in place: account for them as routed.
-    byId_.at(c.run.commId)->active = true;
-    MemberStream &m = byId_.at(c.run.commId)->aligner.member(static_cast<size_t>(c.run.commRank));
+    CommState &comm = *byId_.at(c.run.commId);
+    if (range_)
+      noteFirstSeq(comm, static_cast<size_t>(c.run.commRank), c.run.firstSeq);
+    MemberStream &m = comm.aligner.member(static_cast<size_t>(c.run.commRank));
     m.nextSeq = c.run.firstSeq + c.matched;
     fs.slots.published += c.matched;
     read += c.matched;
@@ -946,6 +960,7 @@ RangeResult Analysis::runRange() {
     result.comms.push_back(std::move(out));
   }
   result.recordsRead = recordsRead_;
+  result.last = range_->last;
   result.events = log_.take();
   result.unclean = unclean_;
   return result;

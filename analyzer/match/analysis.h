@@ -60,6 +60,7 @@ AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options);
 struct RangeSpec {
   std::vector<uint64_t> begin, end; // per TraceSet::files entry
   bool first = true, last = true;   // the first share reads no prefix; the last ends the files
+  uint64_t alongComm = 0;           // the communicator the cuts follow
 };
 
 // What reading a file's slots found, beside its records.
@@ -98,6 +99,7 @@ struct RangeResult {
   std::vector<RangeComm> comms;
   std::vector<RangeFile> files;
   uint64_t recordsRead = 0;
+  bool last = true;    // the share read to the files' ends
   std::string unclean; // why this share cannot be merged exactly; empty when it can
 };
 

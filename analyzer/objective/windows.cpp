@@ -68,6 +68,14 @@ CountEvidence evidenceOf(const Reduction &r, const Communicator &comm, uint32_t 
   return e;
 }
 
+// Without the inputs of every issuing rank the inputs do not look like counts (classify).
+bool everyIssuerCaptured(const Reduction &r, const Communicator &comm) {
+  for (size_t rank = 0; rank < comm.fileOf.size(); ++rank)
+    if (r.issuedBy(rank) && (rank >= r.values.size() || r.values[rank].input.empty()))
+      return false;
+  return true;
+}
+
 } // namespace
 
 ReductionRole classify(const format::Record &call, const CountEvidence &e) {
@@ -114,7 +122,12 @@ std::vector<WindowReductions> groupByWindow(const Ledger &ledger, const JobView 
     const Communicator *comm = job.communicator(r.commId);
     if (!comm || comm->size <= 0)
       continue;
-    CountEvidence e = evidenceOf(r, *comm, r.window, ledger, annotatedWindows);
+    // The evidence (per rank: captured inputs, declared counts) decides only for a float sum of
+    // count shape followed by a gradient, and only if every rank that issued it captured its
+    // inputs; gathering it for every reduction costs the communicator's size each.
+    CountEvidence e;
+    if (followedByGradient[i] && hasCountShape(r.reference) && everyIssuerCaptured(r, *comm))
+      e = evidenceOf(r, *comm, r.window, ledger, annotatedWindows);
     e.followedByGradient = followedByGradient[i];
     ReductionRole role = classify(r.reference, e);
     if (role == ReductionRole::Other)

@@ -181,6 +181,10 @@ int analyzeMain(Args args) {
     }
   }
   const bool root = !transport || transport->rank() == 0;
+  // Open MPI gives each process a pseudo-terminal for stdout, whatever mpirun's own stdout is:
+  // under a launcher "auto" cannot tell a terminal from a file, and a file must not get colors.
+  if (transport && color == "auto")
+    color = "never";
   if (!root) {
     quiet = true;
     progress = "never";

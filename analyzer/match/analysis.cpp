@@ -117,7 +117,13 @@ public:
         learnFromPrefix(static_cast<int>(f), range_->alongComm);
     if (!traces.files.empty()) {
       bool helper = options.readAhead && std::thread::hardware_concurrency() > 1;
-      prefetcher_ = std::make_unique<ChunkPrefetcher>(fds_, options.readChunk, helper);
+      // Without a thread to copy the next chunks out of the page cache while this one matches,
+      // the chunks are matched where the files are mapped: no copy at all.
+      mapped_ = !helper;
+      if (mapped_)
+        mappedStates_.resize(traces.files.size() * options.readChunk);
+      else
+        prefetcher_ = std::make_unique<ChunkPrefetcher>(fds_, options.readChunk, helper);
       for (size_t f = 0; f < traces.files.size(); ++f)
         prefetchNext(static_cast<int>(f));
     }
@@ -310,6 +316,8 @@ private:
   std::vector<int> fds_;
   std::vector<format::Record> buffer_;
   std::unique_ptr<ChunkPrefetcher> prefetcher_;
+  bool mapped_ = false;
+  std::vector<format::SlotState> mappedStates_; // per file, a chunk's slot states
   // Keeps both of the file's read-ahead buffers busy with its next chunks.
   void prefetchNext(int file) {
     FileState &fs = files_[static_cast<size_t>(file)];
@@ -582,13 +590,19 @@ Analysis::Chunk Analysis::fetch(int file) {
   c.end = std::min<uint64_t>(fs.next + options_.readChunk, endOf(file));
   if (prefetcher_ && c.end > fs.next)
     c.records = prefetcher_->wait(file, fs.next, c.end - fs.next, c.states, &c.run);
+  if (mapped_ && c.end > fs.next) {
+    format::SlotState *states = &mappedStates_[static_cast<size_t>(file) * options_.readChunk];
+    c.records = &traces_.files[static_cast<size_t>(file)].reader->slot(fs.next);
+    classifyChunk(c.records, c.end - fs.next, states, c.run);
+    c.states = states;
+  }
   return c;
 }
 
 // In lockstep jobs every file's next chunk is its world-rank's next calls on one communicator:
 // then the positions are matched straight from the prefetched chunks, and nothing is queued.
 bool Analysis::matchRoundInPlace() {
-  if (!prefetcher_ || files_.empty())
+  if ((!prefetcher_ && !mapped_) || files_.empty())
     return false;
   for (const FileState &fs : files_)
     if (fs.done || fs.backlog >= backlogLimit_)
@@ -727,7 +741,14 @@ void Analysis::processChunk(int file, const Chunk &c) {
   if (options_.recordsRead)
     options_.recordsRead->fetch_add(end - slotsBefore, std::memory_order_relaxed);
   constexpr uint64_t kReleaseSlots = (1u << 20) / format::kRecordSize;
-  if (!chunk && (fs.next - fs.releasedUpTo >= kReleaseSlots || fs.next == endOf(file))) {
+  constexpr uint64_t kMappedBudgetSlots = (uint64_t{1} << 30) / format::kRecordSize;
+  // Mapped pages count as this process's: released often enough that all files together keep
+  // about 1 GiB of them, and seldom enough that the releases stay few.
+  const uint64_t releaseEvery = mapped_ ? std::clamp<uint64_t>(kMappedBudgetSlots / files_.size(),
+                                                               options_.readChunk, kReleaseSlots)
+                                        : kReleaseSlots;
+  if ((!chunk || mapped_) &&
+      (fs.next - fs.releasedUpTo >= releaseEvery || fs.next == endOf(file))) {
     releaseSlots(reader, fs.releasedUpTo, fs.next - fs.releasedUpTo);
     fs.releasedUpTo = fs.next & ~uint64_t{63}; // 64 records per 4 KiB page
   }

@@ -22,10 +22,14 @@ void classifyChunk(const format::Record *records, uint64_t count, format::SlotSt
 }
 
 ChunkPrefetcher::ChunkPrefetcher(const std::vector<int> &fds, size_t chunk, bool helper)
-    : fds_(fds), slots_(new Slot[fds.size() * kBuffersPerFile]) {
-  for (size_t s = 0; s < fds.size() * kBuffersPerFile; ++s) {
-    slots_[s].data.resize(chunk);
-    slots_[s].states.resize(chunk);
+    : fds_(fds), buffersPerFile_(helper ? kBuffersPerFile : 1),
+      slots_(new Slot[fds.size() * static_cast<size_t>(buffersPerFile_)]) {
+  // Without a helper nothing is read ahead, and a second buffer would only alternate with the
+  // first: one per file then.
+  for (size_t s = 0; s < fds.size() * static_cast<size_t>(buffersPerFile_); ++s) {
+    slots_[s].data.reset(new format::Record[chunk]);
+    slots_[s].states.reset(new format::SlotState[chunk]);
+    slots_[s].capacity = chunk;
   }
   if (helper)
     thread_ = std::thread([this] { work(); });
@@ -44,22 +48,22 @@ ChunkPrefetcher::~ChunkPrefetcher() {
 void ChunkPrefetcher::fill(size_t index) {
   Slot &s = slots_[index];
   size_t bytes = s.count * format::kRecordSize;
-  int fd = fds_[index / kBuffersPerFile];
+  int fd = fds_[index / static_cast<size_t>(buffersPerFile_)];
   ssize_t got =
       fd < 0 ? -1
-             : pread(fd, s.data.data(), bytes,
+             : pread(fd, s.data.get(), bytes,
                      static_cast<off_t>(format::kHeaderSize + s.first * format::kRecordSize));
   s.ok = got == static_cast<ssize_t>(bytes);
 }
 
 bool ChunkPrefetcher::request(int file, uint64_t first, uint64_t count) {
-  for (int b = 0; b < kBuffersPerFile; ++b) {
-    size_t index = static_cast<size_t>(file) * kBuffersPerFile + static_cast<size_t>(b);
-    Slot &s = slots_[index];
+  for (int b = 0; b < buffersPerFile_; ++b) {
+    Slot &s = slot(file, b);
+    size_t index = static_cast<size_t>(&s - slots_.get());
     if (s.state.load(std::memory_order_acquire) != kIdle)
       continue;
     s.first = first;
-    s.count = std::min<uint64_t>(count, s.data.size());
+    s.count = std::min<uint64_t>(count, s.capacity);
     s.state.store(kAsked, std::memory_order_release);
     if (thread_.joinable()) {
       {
@@ -75,8 +79,8 @@ bool ChunkPrefetcher::request(int file, uint64_t first, uint64_t count) {
 
 const format::Record *ChunkPrefetcher::wait(int file, uint64_t first, uint64_t count,
                                             const format::SlotState *&states, ChunkRun *run) {
-  for (int b = 0; b < kBuffersPerFile; ++b) {
-    Slot &s = slots_[static_cast<size_t>(file) * kBuffersPerFile + static_cast<size_t>(b)];
+  for (int b = 0; b < buffersPerFile_; ++b) {
+    Slot &s = slot(file, b);
     int state = s.state.load(std::memory_order_acquire);
     if ((state != kAsked && state != kReading && state != kReady) || s.first != first)
       continue;
@@ -94,18 +98,18 @@ const format::Record *ChunkPrefetcher::wait(int file, uint64_t first, uint64_t c
       return nullptr;
     }
     // Classified here, by the thread that matches them next: the records are then in its cache.
-    classifyChunk(s.data.data(), s.count, s.states.data(), s.run);
-    states = s.states.data();
+    classifyChunk(s.data.get(), s.count, s.states.get(), s.run);
+    states = s.states.get();
     if (run)
       *run = s.run;
-    return s.data.data();
+    return s.data.get();
   }
   return nullptr;
 }
 
 void ChunkPrefetcher::release(int file) {
-  for (int b = 0; b < kBuffersPerFile; ++b) {
-    Slot &s = slots_[static_cast<size_t>(file) * kBuffersPerFile + static_cast<size_t>(b)];
+  for (int b = 0; b < buffersPerFile_; ++b) {
+    Slot &s = slot(file, b);
     if (s.state.load(std::memory_order_acquire) == kInUse)
       s.state.store(kIdle, std::memory_order_release);
   }

@@ -1,8 +1,9 @@
 // Reads the next chunks of every trace file on a helper thread while the main thread matches the
 // current ones, so the copy out of the page cache overlaps the matching instead of adding to it.
-// Two buffers per file: one being matched, one being filled. A chunk the helper has not started
-// yet is read by the thread that needs it (work stealing): the matcher never waits on a queue,
-// and on a machine with no second core free the cost is that of reading it in place.
+// Two buffers per file: one being matched, one being filled (one, without the helper thread). A
+// chunk the helper has not started yet is read by the thread that needs it (work stealing): the
+// matcher never waits on a queue, and on a machine with no second core free the cost is that of
+// reading it in place.
 #pragma once
 
 #include "reader.h"
@@ -50,8 +51,11 @@ public:
 private:
   enum State : int { kIdle, kAsked, kReading, kReady, kInUse };
   struct Slot {
-    std::vector<format::Record> data;
-    std::vector<format::SlotState> states;
+    // Not value-initialized: every file has its buffers, and zeroing them all costs a pass
+    // over as much memory before the first record is read.
+    std::unique_ptr<format::Record[]> data;
+    std::unique_ptr<format::SlotState[]> states;
+    size_t capacity = 0;
     ChunkRun run;
     uint64_t first = 0, count = 0;
     bool ok = false;
@@ -59,7 +63,12 @@ private:
   };
   void work();
   void fill(size_t index);
+  Slot &slot(int file, int buffer) {
+    return slots_[static_cast<size_t>(file) * static_cast<size_t>(buffersPerFile_) +
+                  static_cast<size_t>(buffer)];
+  }
   const std::vector<int> &fds_;
+  int buffersPerFile_;
   std::unique_ptr<Slot[]> slots_;
   std::mutex mutex_;
   std::condition_variable wake_;

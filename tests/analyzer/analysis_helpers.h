@@ -70,9 +70,16 @@ inline bool expectSameWhenSplit(const analyzer::TraceSet &traces,
 inline Analyzed analyzeDir(const std::string &dir, analyzer::AnalysisOptions options = {}) {
   Analyzed a{analyzer::TraceSet::open({dir}, 2), {}, {}};
   a.result = analyzer::analyze(a.traces, options);
-  if (options.partitionCount == 1 && !a.traces.fatal && !a.traces.files.empty())
+  if (options.partitionCount == 1 && !a.traces.fatal && !a.traces.files.empty()) {
     for (int count : {2, 3, 4})
       expectSameWhenSplit(a.traces, options, a.result, count);
+    // One thread matches the chunks where the files are mapped, two copy them ahead: one report.
+    analyzer::AnalysisOptions other = options;
+    other.readAhead = !options.readAhead;
+    EXPECT_EQ(jsonReport(a.traces, a.result),
+              jsonReport(a.traces, analyzer::analyze(a.traces, other)))
+        << "with readAhead " << other.readAhead;
+  }
   for (const auto &f : a.result.findings)
     if (isParticipationRule(f.ruleId))
       a.findings.push_back(f);

@@ -204,6 +204,13 @@ int analyzeMain(Args args) {
     }
   };
 
+  if (transport && options.partitionCount > 1) {
+    if (root)
+      std::fprintf(stderr, "collcheck analyze: --partition is for one process; under mpirun the "
+                           "analysis is split by itself\n");
+    return finish(2);
+  }
+
   // The bar shows after a second; COLLCHECK_PROGRESS_DELAY_MS changes that (tests use 0).
   auto delay = std::chrono::milliseconds(1000);
   if (const char *ms = std::getenv("COLLCHECK_PROGRESS_DELAY_MS"))
@@ -221,10 +228,22 @@ int analyzeMain(Args args) {
     if (!p.unusable)
       continue;
     unusable = true;
-    std::fprintf(stderr, "collcheck analyze: %s%s%s\n", p.file.c_str(), p.file.empty() ? "" : ": ",
-                 p.reason.c_str());
+    if (root) // the other processes of a split analysis read the same files
+      std::fprintf(stderr, "collcheck analyze: %s%s%s\n", p.file.c_str(),
+                   p.file.empty() ? "" : ": ", p.reason.c_str());
   }
-  if (traces.fatal || traces.files.empty()) {
+  bool cannot = traces.fatal || traces.files.empty();
+  if (transport) {
+    // Rank 0's verdict holds for all, so that every process makes the same collective calls (a
+    // process that sees other files than rank 0 sends a share rank 0 declines).
+    try {
+      cannot = transport->broadcast(cannot ? 1 : 0) != 0;
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "collcheck analyze: %s\n", e.what());
+      return 2;
+    }
+  }
+  if (cannot) {
     bar.stop();
     return finish(2);
   }

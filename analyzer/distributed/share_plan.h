@@ -1,9 +1,10 @@
-// Where a split analysis cuts the files. Every process computes the same cuts from the files
-// alone, so none has to be sent. A cut follows one communicator that every file takes part in
-// (the one with the most calls, normally the world): in each file it falls right after that
-// communicator's call S-1, where S is the sequence number found at the share's fraction of the
-// first file. In a job whose ranks run the same program, every communicator's members are then in
-// step at the cut; rank 0 checks that they were before it merges (split_analysis.h).
+// Where a split analysis cuts the files. Rank 0 names the communicator the cuts follow; every
+// process then computes the same cuts from the files alone, so no cut has to be sent. A cut follows
+// one communicator that every file takes part in (the one with the most calls, normally the world):
+// in each file it falls right after that communicator's call S-1, where S is the sequence number
+// found at the share's fraction of the first file. In a job whose ranks run the same program, every
+// communicator's members are then in step at the cut; rank 0 checks that they were before it merges
+// (split_analysis.h).
 #pragma once
 
 #include "../load/trace_set.h"

@@ -395,20 +395,26 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   const int rank = transport.rank(), size = transport.size();
   stats.processes = size;
   auto t0 = Clock::now();
-  // Every process decides alike from the files: no message is needed to agree on the plan.
-  std::optional<uint64_t> comm = cutCommunicator(traces);
-  if (!comm || size < 2) {
+  // Rank 0 names the communicator the cuts follow (0: none, the job is analyzed whole); every
+  // process then computes its cuts from the files alone.
+  std::optional<uint64_t> mine = rank == 0 ? cutCommunicator(traces) : std::nullopt;
+  auto comm = static_cast<uint64_t>(transport.broadcast(static_cast<int64_t>(mine.value_or(0))));
+  if (comm == 0 || size < 2) {
     stats.fellBack = comm ? "one process" : "no communicator spans every file";
     if (rank == 0)
       out = analyze(traces, options);
     stats.shareSeconds = since(t0);
     return;
   }
-  RangeResult share = analyzeRange(traces, options, planShare(traces, *comm, rank, size));
-  std::string mine = encodeShare(share);
+  RangeResult share;
+  if (traces.files.empty())
+    share.unclean = "process " + std::to_string(rank) + " found no trace files";
+  else
+    share = analyzeRange(traces, options, planShare(traces, comm, rank, size));
+  std::string encoded = encodeShare(share);
   share = RangeResult{};
   stats.shareSeconds = since(t0);
-  std::vector<std::string> all = transport.gather(mine);
+  std::vector<std::string> all = transport.gather(encoded);
   if (rank != 0)
     return;
   auto t1 = Clock::now();

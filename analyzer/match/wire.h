@@ -19,9 +19,9 @@ public:
     out_.append(reinterpret_cast<const char *>(&v), sizeof v);
   }
   template <typename T> void putVector(const std::vector<T> &v) {
+    static_assert(std::is_trivially_copyable_v<T>);
     put<uint64_t>(v.size());
-    for (const T &x : v)
-      put(x);
+    out_.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(T));
   }
   void putString(std::string_view s) {
     put<uint64_t>(s.size());
@@ -46,13 +46,13 @@ public:
     return true;
   }
   template <typename T> bool getVector(std::vector<T> &v) {
+    static_assert(std::is_trivially_copyable_v<T>);
     uint64_t n = 0;
     if (!get(n) || n > (in_.size() - at_) / sizeof(T))
       return false;
     v.resize(n);
-    for (T &x : v)
-      if (!get(x))
-        return false;
+    std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
+    at_ += n * sizeof(T);
     return true;
   }
   bool getString(std::string &s) {

@@ -45,8 +45,17 @@ uint64_t cutSlot(const format::Reader &reader, uint64_t commId, uint64_t seq, ui
   return lo;
 }
 
+// Slots up to the first file's last non-empty one.
+uint64_t usedSlots(const format::Reader &reader) {
+  uint64_t n = reader.slotCount();
+  while (n > 0 && format::classify(reader.slot(n - 1)) == format::SlotState::Empty)
+    --n;
+  return n;
+}
+
 // The cut of boundary `k` of `count` in every file (0: the files' starts; count: their ends).
-std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, int count) {
+std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, int count,
+                               Balance balance) {
   std::vector<uint64_t> cuts(traces.files.size(), 0);
   if (k <= 0)
     return cuts;
@@ -57,7 +66,8 @@ std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, i
   const format::Reader &first = *traces.files[0].reader;
   // Equal byte ranges of the first file: a file's preallocated, never-written end is read too,
   // and costs nearly what records cost (the copy from the page cache dominates).
-  uint64_t target = first.slotCount() * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
+  uint64_t slots = balance == Balance::Bytes ? first.slotCount() : usedSlots(first);
+  uint64_t target = slots * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
   uint64_t seq = nextSeqAt(first, target, commId);
   if (seq == 0)
     return std::vector<uint64_t>(traces.files.size(), 0);
@@ -99,10 +109,11 @@ std::optional<uint64_t> cutCommunicator(const TraceSet &traces) {
   return best;
 }
 
-RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count) {
+RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
+                    Balance balance) {
   RangeSpec spec;
-  spec.begin = boundary(traces, commId, index, count);
-  spec.end = boundary(traces, commId, index + 1, count);
+  spec.begin = boundary(traces, commId, index, count, balance);
+  spec.end = boundary(traces, commId, index + 1, count, balance);
   spec.first = index == 0;
   // The share that reads to the files' ends is the last one (those after it, if any, are empty).
   spec.last = true;

@@ -19,7 +19,14 @@ namespace collcheck::analyzer::distributed {
 // job is analyzed whole by one process).
 std::optional<uint64_t> cutCommunicator(const TraceSet &traces);
 
+// What the shares are equal in. Bytes: every slot of the first file, its preallocated, never
+// written end included (which costs reading like records do): the balance of the work, what a
+// split analysis uses. Records: the slots up to the first file's last record, so that the cuts of
+// a small job fall among its records, not in the end of its files (what the tests use).
+enum class Balance { Bytes, Records };
+
 // Share `index` of `count`, cut along `commId`.
-RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count);
+RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
+                    Balance balance = Balance::Bytes);
 
 } // namespace collcheck::analyzer::distributed

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <unordered_map>
 
@@ -157,6 +158,13 @@ bool checkCut(const RangeResult &share, size_t k, bool last,
       inStep[rc.comm.id] = *next;
   }
   return true;
+}
+
+// COLLCHECK_SPLIT_BALANCE=records cuts small jobs among their records (the tests do, to merge
+// real shares); the default balances the bytes read.
+Balance balance() {
+  const char *value = std::getenv("COLLCHECK_SPLIT_BALANCE");
+  return value && std::string_view(value) == "records" ? Balance::Records : Balance::Bytes;
 }
 
 } // namespace
@@ -371,7 +379,7 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
 }
 
 bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
-                     AnalysisResult &out, std::string &why) {
+                     AnalysisResult &out, std::string &why, Balance balance) {
   std::optional<uint64_t> comm = cutCommunicator(traces);
   if (!comm) {
     why = "no communicator spans every file";
@@ -379,7 +387,7 @@ bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int
   }
   std::vector<RangeResult> shares;
   for (int k = 0; k < count; ++k) {
-    RangeResult share = analyzeRange(traces, options, planShare(traces, *comm, k, count));
+    RangeResult share = analyzeRange(traces, options, planShare(traces, *comm, k, count, balance));
     RangeResult decoded; // through the wire format, as under MPI
     if (!decodeShare(encodeShare(share), decoded)) {
       why = "a share does not decode";
@@ -410,7 +418,7 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   if (traces.files.empty())
     share.unclean = "process " + std::to_string(rank) + " found no trace files";
   else
-    share = analyzeRange(traces, options, planShare(traces, comm, rank, size));
+    share = analyzeRange(traces, options, planShare(traces, comm, rank, size, balance()));
   std::string encoded = encodeShare(share);
   share = RangeResult{};
   stats.shareSeconds = since(t0);

@@ -8,6 +8,7 @@
 
 #include "../load/trace_set.h"
 #include "../match/analysis.h"
+#include "share_plan.h"
 #include "transport.h"
 
 #include <string>
@@ -38,6 +39,6 @@ bool decodeShare(const std::string &bytes, RangeResult &share);
 // The job in `count` shares, each analyzed here in turn and merged (tests, and the model of the
 // split in docs/performance.md); false with `why` as mergeShares.
 bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
-                     AnalysisResult &out, std::string &why);
+                     AnalysisResult &out, std::string &why, Balance balance = Balance::Bytes);
 
 } // namespace collcheck::analyzer::distributed

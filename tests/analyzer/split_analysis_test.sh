@@ -3,7 +3,7 @@
 # across K processes) must print exactly what one `collcheck analyze ...` prints: the JSON report
 # byte for byte, the text report byte for byte, only rank 0 writing to stdout, and every process
 # exiting with the single run's exit status. Usage:
-#   split_analysis_test.sh BIN_DIR MPIRUN [--work DIR] [--real-traces DIR] [--np "1 2 4"]
+#   split_analysis_test.sh BIN_DIR MPIRUN [--work DIR] [--real-traces DIR]... [--np "1 2 4"]
 # BIN_DIR holds collcheck and collcheck_generate_traces; MPIRUN is the launcher prefix as one
 # string (e.g. "mpirun --allow-run-as-root --oversubscribe --mca btl self,vader"). --real-traces
 # names a folder whose subfolders hold traces of real jobs (the analyzer_mpi_programs test leaves
@@ -20,12 +20,12 @@ bin=$1
 read -r -a mpirun <<< "$2"
 shift 2
 work=""
-real_traces=""
+real_traces=()
 nps="1 2 4"
 while [[ $# -gt 0 ]]; do
   case $1 in
   --work) work=${2:?}; shift 2 ;;
-  --real-traces) real_traces=${2:?}; shift 2 ;;
+  --real-traces) real_traces+=("${2:?}"); shift 2 ;;
   --np) nps=${2:?}; shift 2 ;;
   *) usage ;;
   esac
@@ -245,18 +245,23 @@ set_nps=$(tr ' ' '\n' <<< "$nps" | grep -vx 1 | tr '\n' ' ' || true)
 set_nps=${set_nps:-$nps}
 set_merged=0
 real=0
-if [[ -n $real_traces && -d $real_traces ]]; then
-  for dir in "$real_traces"/*/; do
+# Real jobs are short: their files are mostly preallocated ends, where byte-balanced cuts would
+# fall. Cut them among their records instead, so that their shares are really merged.
+export COLLCHECK_SPLIT_BALANCE=records
+for parent in "${real_traces[@]}"; do
+  [[ -d $parent ]] || continue
+  for dir in "$parent"/*/; do
     dir=${dir%/}
     compgen -G "$dir/*.cctrace" > /dev/null || continue
-    name=real_${dir##*/}
+    name=real_${parent##*/}_${dir##*/}
     mkdir -p "$work/real/$name"
     cp "$dir"/*.cctrace "$work/real/$name/"
     check_set "$name" "$work/real/$name"
     real=$((real + 1))
   done
-fi
-[[ $real -gt 0 ]] || echo "real traces: none found${real_traces:+ under $real_traces}, skipped"
+done
+unset COLLCHECK_SPLIT_BALANCE
+[[ $real -gt 0 ]] || echo "real traces: none found${real_traces[*]:+ under ${real_traces[*]}}, skipped"
 
 if [[ $failures -gt 0 ]]; then
   echo "FAILED: $failures failures in $checks comparisons"

@@ -318,9 +318,9 @@ int analyzeMain(Args args) {
       std::fprintf(
           stderr,
           "collcheck analyze: split over %d processes: rank 0's share %.3f s, %llu bytes "
-          "gathered, merge %.3f s%s%s\n",
+          "gathered, merge %.3f s (%d cut(s) read across)%s%s\n",
           split.processes, split.shareSeconds, static_cast<unsigned long long>(split.bytesGathered),
-          split.mergeSeconds,
+          split.mergeSeconds, split.joined,
           split.fellBack.empty() ? "" : "; analyzed by rank 0 alone: ", split.fellBack.c_str());
   }
   if (unusable || !written)

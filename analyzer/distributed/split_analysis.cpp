@@ -121,8 +121,14 @@ bool fold(MergedJob::Comm &m, const RangeComm &rc, std::string &why) {
 
 // Whether share k's fresh start of each communicator is where a single process would stand:
 // every member at the sequence number the shares before it left all members at.
+// On failure `badCut` is the cut that does not join: c between shares c and c+1.
 bool checkCut(const RangeResult &share, size_t k, bool last,
-              std::unordered_map<uint64_t, uint64_t> &inStep, std::string &why) {
+              std::unordered_map<uint64_t, uint64_t> &inStep, std::string &why, size_t &badCut) {
+  if (!last && share.waitsAtEnd) {
+    why = "sends or receives wait across the end of share " + std::to_string(k);
+    badCut = k;
+    return false;
+  }
   for (const RangeComm &rc : share.comms) {
     if (!rc.active)
       continue;
@@ -133,6 +139,7 @@ bool checkCut(const RangeResult &share, size_t k, bool last,
           why = "rank " + std::to_string(r) + " of " + rc.comm.label + " starts share " +
                 std::to_string(k) + " at call " + std::to_string(rc.firstSeq[r]) + ", not " +
                 std::to_string(expected) + ": the ranks are out of step at the cut";
+          badCut = k - 1;
           return false;
         }
     }
@@ -141,6 +148,7 @@ bool checkCut(const RangeResult &share, size_t k, bool last,
     if (!rc.atRest) {
       why = "calls of " + rc.comm.label + " wait to be matched at the end of share " +
             std::to_string(k);
+      badCut = k;
       return false;
     }
     std::optional<uint64_t> next;
@@ -150,6 +158,7 @@ bool checkCut(const RangeResult &share, size_t k, bool last,
       if (next && *next != rc.nextSeq[r]) {
         why = "the ranks of " + rc.comm.label + " are out of step at the end of share " +
               std::to_string(k);
+        badCut = k;
         return false;
       }
       next = rc.nextSeq[r];
@@ -167,6 +176,28 @@ Balance balance() {
   return value && std::string_view(value) == "records" ? Balance::Records : Balance::Bytes;
 }
 
+// A share's message comes from a process of this analysis, yet it is input like any other: sizes
+// and indices are checked before anything is sized or indexed by them.
+bool plausible(const RangeResult &share, const TraceSet &traces) {
+  const size_t files = traces.files.size();
+  const auto members = static_cast<size_t>(
+      std::max<int64_t>(std::max<int64_t>(traces.worldSize, 1), static_cast<int64_t>(files)));
+  if (share.files.size() != files)
+    return false;
+  for (const RangeComm &c : share.comms) {
+    if (c.comm.size < -1 || c.comm.size > static_cast<int64_t>(members))
+      return false;
+    for (size_t n : {c.comm.worldRankOf.size(), c.comm.fileOf.size(), c.consumed.size(),
+                     c.firstSeq.size(), c.nextSeq.size(), c.last.size()})
+      if (n > members)
+        return false;
+    for (int f : c.comm.fileOf)
+      if (f < -1 || f >= static_cast<int>(files))
+        return false;
+  }
+  return true;
+}
+
 } // namespace
 
 std::string encodeShare(const RangeResult &share) {
@@ -174,6 +205,7 @@ std::string encodeShare(const RangeResult &share) {
   w.putString(share.unclean);
   w.put(share.recordsRead);
   w.put<uint8_t>(share.last);
+  w.put<uint8_t>(share.waitsAtEnd);
   w.put<uint64_t>(share.files.size());
   for (const RangeFile &f : share.files) {
     w.put(f.slots);
@@ -204,11 +236,12 @@ std::string encodeShare(const RangeResult &share) {
 bool decodeShare(const std::string &bytes, RangeResult &share) {
   wire::Reader r(bytes);
   uint64_t files = 0, comms = 0;
-  uint8_t last = 0;
-  if (!r.getString(share.unclean) || !r.get(share.recordsRead) || !r.get(last) || !r.get(files) ||
-      files > bytes.size())
+  uint8_t last = 0, waits = 0;
+  if (!r.getString(share.unclean) || !r.get(share.recordsRead) || !r.get(last) || !r.get(waits) ||
+      !r.get(files) || files > bytes.size())
     return false;
   share.last = last != 0;
+  share.waitsAtEnd = waits != 0;
   share.files.resize(files);
   for (RangeFile &f : share.files) {
     uint8_t finalized = 0, hasLastCall = 0, hasLastRecord = 0;
@@ -236,7 +269,17 @@ bool decodeShare(const std::string &bytes, RangeResult &share) {
 }
 
 bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
-                 const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why) {
+                 const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why,
+                 size_t *badCut) {
+  size_t cut = SIZE_MAX;
+  struct Report {
+    size_t &cut;
+    size_t *out;
+    ~Report() {
+      if (out)
+        *out = cut;
+    }
+  } report{cut, badCut};
   MergedJob job(traces);
   std::unordered_map<uint64_t, uint64_t> inStep;
   std::vector<size_t> finalizedIn(traces.files.size(), SIZE_MAX);
@@ -246,11 +289,11 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
       why = "share " + std::to_string(k) + ": " + share.unclean;
       return false;
     }
-    if (share.files.size() != traces.files.size()) {
-      why = "share " + std::to_string(k) + " read other files";
+    if (!plausible(share, traces)) {
+      why = "the message of share " + std::to_string(k) + " is damaged, or it read other files";
       return false;
     }
-    if (!checkCut(share, k, share.last, inStep, why))
+    if (!checkCut(share, k, share.last, inStep, why, cut))
       return false;
     // A share's aligners take a member without calls for one whose process is still running: a
     // process that finalized in an earlier share must have no communicator active here.
@@ -378,6 +421,35 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
   return true;
 }
 
+bool mergeJoining(const TraceSet &traces, const AnalysisOptions &options, uint64_t commId,
+                  int count, Balance balance, std::vector<RangeResult> shares, AnalysisResult &out,
+                  std::string &why, int *joined) {
+  // spans[i]: the first and last of the planned shares that shares[i] now covers.
+  std::vector<std::pair<int, int>> spans;
+  for (int k = 0; k < static_cast<int>(shares.size()); ++k)
+    spans.emplace_back(k, k);
+  if (joined)
+    *joined = 0;
+  while (true) {
+    size_t bad = SIZE_MAX;
+    if (mergeShares(traces, options, shares, out, why, &bad))
+      return true;
+    if (bad == SIZE_MAX || bad + 1 >= shares.size())
+      return false;
+    // The two shares beside the cut, read again as one: a divergence near the cut is then
+    // matched with its lookahead, as a single process matches it.
+    RangeSpec first = planShare(traces, commId, spans[bad].first, count, balance);
+    RangeSpec second = planShare(traces, commId, spans[bad + 1].second, count, balance);
+    RangeSpec both{first.begin, second.end, first.first, second.last, commId};
+    shares[bad] = analyzeRange(traces, options, both);
+    shares.erase(shares.begin() + static_cast<std::ptrdiff_t>(bad) + 1);
+    spans[bad].second = spans[bad + 1].second;
+    spans.erase(spans.begin() + static_cast<std::ptrdiff_t>(bad) + 1);
+    if (joined)
+      ++*joined;
+  }
+}
+
 bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
                      AnalysisResult &out, std::string &why, Balance balance) {
   std::optional<uint64_t> comm = cutCommunicator(traces);
@@ -395,7 +467,7 @@ bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int
     }
     shares.push_back(std::move(decoded));
   }
-  return mergeShares(traces, options, shares, out, why);
+  return mergeJoining(traces, options, *comm, count, balance, std::move(shares), out, why, nullptr);
 }
 
 void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transport &transport,
@@ -438,7 +510,8 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
       why = "the message of process " + std::to_string(k) + " does not decode";
   }
   if (ok)
-    ok = mergeShares(traces, options, shares, out, why);
+    ok = mergeJoining(traces, options, comm, size, balance(), std::move(shares), out, why,
+                      &stats.joined);
   if (!ok) {
     stats.fellBack = why;
     out = analyze(traces, options);

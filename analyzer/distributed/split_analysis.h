@@ -20,6 +20,7 @@ struct SplitStats {
   uint64_t bytesGathered = 0; // what rank 0 received, its own share included
   double shareSeconds = 0;    // this process: planning and matching its share
   double mergeSeconds = 0;    // rank 0: checking and replaying the shares
+  int joined = 0;             // cuts rank 0 read across again (two shares as one)
   std::string fellBack;       // why rank 0 analyzed the job alone; empty when it merged
 };
 
@@ -27,10 +28,20 @@ struct SplitStats {
 void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transport &transport,
                   AnalysisResult &out, SplitStats &stats);
 
-// The merge alone (rank 0's half, also used by tests without MPI): false with `why` when the
-// shares cannot be merged exactly.
+// The merge alone: false with `why` when the shares cannot be merged exactly; `badCut`, when
+// given, is then the cut that does not join (c: between shares c and c+1), or SIZE_MAX when the
+// reason is not a cut's.
 bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
-                 const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why);
+                 const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why,
+                 size_t *badCut = nullptr);
+
+// Rank 0's half: merges the shares of a split along `commId` in `count`; where a cut does not
+// join (a divergence within the lookahead of it, a send waiting across it, ranks out of step), it
+// reads the two shares beside it again as one, here, and tries again. False with `why` when no
+// joining helps (then rank 0 analyzes the job alone). `joined`: the cuts read across.
+bool mergeJoining(const TraceSet &traces, const AnalysisOptions &options, uint64_t commId,
+                  int count, Balance balance, std::vector<RangeResult> shares, AnalysisResult &out,
+                  std::string &why, int *joined);
 
 // What a share sends to rank 0, and back.
 std::string encodeShare(const RangeResult &share);

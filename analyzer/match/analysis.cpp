@@ -284,6 +284,7 @@ private:
   }
   // Split analysis: why this share cannot be merged exactly (the first reason found).
   std::string unclean_;
+  bool waitsAtEnd_ = false;
   void markUnclean(const std::string &why) {
     if (unclean_.empty())
       unclean_ = why;
@@ -867,8 +868,7 @@ void Analysis::matchAll() {
   }
   if (!ends) {
     for (auto &c : comms_)
-      if (c->pointToPoint.waiting())
-        markUnclean("sends or receives on " + c->comm.label + " wait across the end of the share");
+      waitsAtEnd_ = waitsAtEnd_ || c->pointToPoint.waiting();
     return;
   }
   for (auto &c : comms_) {
@@ -982,6 +982,7 @@ RangeResult Analysis::runRange() {
   }
   result.recordsRead = recordsRead_;
   result.last = range_->last;
+  result.waitsAtEnd = waitsAtEnd_;
   result.events = log_.take();
   result.unclean = unclean_;
   return result;

@@ -99,8 +99,9 @@ struct RangeResult {
   std::vector<RangeComm> comms;
   std::vector<RangeFile> files;
   uint64_t recordsRead = 0;
-  bool last = true;    // the share read to the files' ends
-  std::string unclean; // why this share cannot be merged exactly; empty when it can
+  bool last = true;        // the share read to the files' ends
+  bool waitsAtEnd = false; // sends or receives wait for their other side across the end
+  std::string unclean;     // why this share cannot be merged exactly; empty when it can
 };
 
 RangeResult analyzeRange(const TraceSet &traces, const AnalysisOptions &options,

@@ -9,6 +9,14 @@ void putRecords(wire::Writer &w, const std::vector<format::Record> &records) {
   w.putVector(records);
 }
 
+// Comm ranks a rule may index the communicator's members with.
+bool ranksOf(const Communicator &comm, const std::vector<int32_t> &ranks) {
+  for (int32_t r : ranks)
+    if (r < 0 || static_cast<size_t>(r) >= comm.worldRankOf.size())
+      return false;
+  return true;
+}
+
 } // namespace
 
 void EventLog::collective(const CollectiveEvent &e) {
@@ -96,8 +104,11 @@ bool replayEvents(std::string_view log, const CommLookup &comms, JobEvents &sink
       uint8_t allMatched = 0;
       format::Record reference{};
       uint64_t count = 0;
+      // Sized by the communicator, never by the log: per member records, or none.
+      const size_t members = comm->worldRankOf.size();
       if (!in.get(referenceRank) || !in.get(allMatched) || !in.get(reference) || !in.get(count) ||
-          count > log.size())
+          (count != 0 && count != members) || referenceRank < -1 ||
+          referenceRank >= static_cast<int64_t>(members))
         return false;
       records.resize(count);
       pointers.assign(count, nullptr);
@@ -108,13 +119,13 @@ bool replayEvents(std::string_view log, const CommLookup &comms, JobEvents &sink
         if (present)
           pointers[r] = &records[r];
       }
-      uint64_t members = 0;
-      if (!in.get(members) || members > (allMatched ? UINT32_MAX : log.size()))
+      uint64_t sent = 0;
+      if (!in.get(sent) || sent != members)
         return false;
       presence.assign(members, Presence::Matched);
       if (!allMatched)
         for (Presence &p : presence)
-          if (!in.get(p))
+          if (!in.get(p) || static_cast<uint8_t>(p) > static_cast<uint8_t>(Presence::NoTrace))
             return false;
       sink.collective({*comm, reference, referenceRank, pointers, presence, allMatched != 0});
       break;
@@ -122,14 +133,16 @@ bool replayEvents(std::string_view log, const CommLookup &comms, JobEvents &sink
     case Tag::Reorder: {
       ReorderEvent e{*comm, {}, {}, {}, {}};
       if (!in.getVector(e.expected) || !in.getVector(e.actual) || !in.getVector(e.ranks) ||
-          !in.getVector(e.referenceRanks))
+          !in.getVector(e.referenceRanks) || !ranksOf(*comm, e.ranks) ||
+          !ranksOf(*comm, e.referenceRanks))
         return false;
       sink.reorder(e);
       break;
     }
     case Tag::Extra: {
       ExtraEvent e{*comm, {}, {}, {}};
-      if (!in.get(e.call) || !in.getVector(e.issuedBy) || !in.getVector(e.notIssuedBy))
+      if (!in.get(e.call) || !in.getVector(e.issuedBy) || !in.getVector(e.notIssuedBy) ||
+          !ranksOf(*comm, e.issuedBy) || !ranksOf(*comm, e.notIssuedBy))
         return false;
       sink.extra(e);
       break;

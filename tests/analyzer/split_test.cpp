@@ -1,0 +1,172 @@
+// The split analysis without MPI: what one process sends rank 0 survives no damage unnoticed, the
+// checks decline cuts where the ranks are out of step, and more shares than positions still give
+// the single report.
+#include "analysis_helpers.h"
+#include "distributed/share_plan.h"
+#include "distributed/split_analysis.h"
+#include "job_builder.h"
+#include "match/event_log.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace collcheck::testing {
+namespace {
+
+using analyzer::distributed::Balance;
+
+// Four ranks over a world and two pair communicators, with a count mismatch in the middle.
+std::string mismatchJob(const std::string &name) {
+  std::string dir = freshDir(name);
+  constexpr uint64_t kSub = 0x5151;
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    RankTrace &t = ranks.back();
+    const uint64_t pair = kSub + static_cast<uint64_t>(r / 2); // ranks 0-1 and 2-3
+    t.comm(pair, r % 2, {r - r % 2, r - r % 2 + 1}, format::CommOrigin::Split, kWorld, r / 2);
+    for (int step = 0; step < 40; ++step) {
+      t.call(allreduce(step == 20 && r == 3 ? 7 : 64));
+      t.call(bcast(8, 0), pair);
+    }
+    t.finalize();
+  }
+  writeJob(dir, ranks);
+  return dir;
+}
+
+analyzer::RangeResult shareOf(const analyzer::TraceSet &traces, int index, int count) {
+  std::optional<uint64_t> comm = analyzer::distributed::cutCommunicator(traces);
+  EXPECT_TRUE(comm.has_value());
+  return analyzer::analyzeRange(
+      traces, {}, analyzer::distributed::planShare(traces, *comm, index, count, Balance::Records));
+}
+
+TEST(Split, TheSharesOfAMismatchAreMergedIntoTheSingleReport) {
+  Analyzed single = analyzeDir(mismatchJob("split-mismatch"));
+  ASSERT_EQ(single.of("count-mismatch").size(), 1u) << single.describe();
+  for (int count : {2, 3, 4, 5, 6, 7, 8}) {
+    analyzer::AnalysisResult split;
+    std::string why;
+    bool merged = analyzer::distributed::analyzeInShares(single.traces, {}, count, split, why,
+                                                         Balance::Records);
+    std::printf("%d shares: %s\n", count, merged ? "merged" : why.c_str());
+    if (merged) {
+      EXPECT_EQ(jsonReport(single.traces, single.result), jsonReport(single.traces, split));
+    }
+  }
+}
+
+TEST(Split, EveryTruncatedShareMessageIsRejected) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-truncated")}, 1);
+  std::string bytes = analyzer::distributed::encodeShare(shareOf(traces, 1, 2));
+  analyzer::RangeResult decoded;
+  ASSERT_TRUE(analyzer::distributed::decodeShare(bytes, decoded));
+  for (size_t length = 0; length < bytes.size(); length += 1 + length / 64) {
+    analyzer::RangeResult partial;
+    EXPECT_FALSE(analyzer::distributed::decodeShare(bytes.substr(0, length), partial)) << length;
+  }
+}
+
+TEST(Split, DamagedShareMessagesNeverCrashTheMerge) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-damaged")}, 1);
+  std::vector<std::string> messages;
+  for (int k = 0; k < 2; ++k)
+    messages.push_back(analyzer::distributed::encodeShare(shareOf(traces, k, 2)));
+  uint64_t state = 12345;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<analyzer::RangeResult> shares(2);
+    bool decoded = true;
+    for (int k = 0; k < 2; ++k) {
+      std::string damaged = messages[static_cast<size_t>(k)];
+      for (int flip = 0; flip < 3; ++flip) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        damaged[(state >> 33) % damaged.size()] ^= static_cast<char>(1 + (state >> 20) % 255);
+      }
+      decoded =
+          analyzer::distributed::decodeShare(damaged, shares[static_cast<size_t>(k)]) && decoded;
+    }
+    if (!decoded)
+      continue;
+    // Decoded: the merge declines or merges, it never reads out of bounds (ASan would say).
+    analyzer::AnalysisResult out;
+    std::string why;
+    analyzer::distributed::mergeShares(traces, {}, shares, out, why);
+  }
+}
+
+TEST(Split, ATruncatedEventLogIsRejected) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-log")}, 1);
+  analyzer::RangeResult share = shareOf(traces, 0, 2);
+  ASSERT_FALSE(share.events.empty());
+  struct Count final : analyzer::JobEvents {
+    size_t events = 0;
+    void collective(const analyzer::CollectiveEvent &) override { ++events; }
+    void reorder(const analyzer::ReorderEvent &) override { ++events; }
+    void extra(const analyzer::ExtraEvent &) override { ++events; }
+    void communicatorEnd(const analyzer::CommunicatorEnd &) override {}
+    void pointToPoint(const analyzer::PointToPointEvent &) override { ++events; }
+    void meta(const analyzer::MetaEvent &) override { ++events; }
+  };
+  analyzer::CommLookup lookup = [&](uint64_t id) -> const analyzer::Communicator * {
+    for (const analyzer::RangeComm &c : share.comms)
+      if (c.comm.id == id)
+        return &c.comm;
+    return nullptr;
+  };
+  Count all;
+  ASSERT_TRUE(analyzer::replayEvents(share.events, lookup, all));
+  EXPECT_GT(all.events, 40u);
+  for (size_t length = 1; length < share.events.size(); length += 7) {
+    Count some;
+    std::string_view cut(share.events.data(), length);
+    // A cut between two events is a shorter, valid log; inside one it is rejected.
+    if (analyzer::replayEvents(cut, lookup, some)) {
+      EXPECT_LT(some.events, all.events);
+    }
+  }
+  EXPECT_FALSE(analyzer::replayEvents(
+      share.events, [](uint64_t) { return nullptr; }, all));
+}
+
+TEST(Split, ARankOutOfStepAtACutIsReadAcrossUntilTheSharesJoin) {
+  std::string dir = freshDir("split-skip");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 3; ++r) {
+    ranks.emplace_back(r, 3);
+    for (int step = 0; step < 60; ++step)
+      if (!(r == 1 && step == 5)) // rank 1 skips one call early and stays one behind
+        ranks.back().call(allreduce(64 + step % 3));
+    ranks.back().finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed single = analyzeDir(dir);
+  ASSERT_FALSE(single.of("missing-participant").empty()) << single.describe();
+  // The shares as planned do not join: every cut after the skip finds rank 1 one call behind.
+  std::vector<analyzer::RangeResult> shares;
+  for (int k = 0; k < 3; ++k)
+    shares.push_back(shareOf(single.traces, k, 3));
+  analyzer::AnalysisResult out;
+  std::string why;
+  size_t badCut = SIZE_MAX;
+  EXPECT_FALSE(analyzer::distributed::mergeShares(single.traces, {}, shares, out, why, &badCut));
+  EXPECT_LT(badCut, 2u) << why;
+  // Rank 0 reads across the cuts that do not join (here all of them): the single report.
+  EXPECT_TRUE(expectSameWhenSplit(single.traces, {}, single.result, 3));
+}
+
+TEST(Split, MoreSharesThanPositionsGiveTheSingleReport) {
+  Analyzed single = analyzeDir(mismatchJob("split-many"));
+  analyzer::AnalysisResult split;
+  std::string why;
+  if (analyzer::distributed::analyzeInShares(single.traces, {}, 200, split, why,
+                                             Balance::Records)) {
+    EXPECT_EQ(jsonReport(single.traces, single.result), jsonReport(single.traces, split));
+  } else {
+    EXPECT_FALSE(why.empty());
+  }
+}
+
+} // namespace
+} // namespace collcheck::testing

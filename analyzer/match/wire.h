@@ -21,7 +21,8 @@ public:
   template <typename T> void putVector(const std::vector<T> &v) {
     static_assert(std::is_trivially_copyable_v<T>);
     put<uint64_t>(v.size());
-    out_.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(T));
+    if (!v.empty()) // an empty vector's data() may be null, which memcpy must not get
+      out_.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(T));
   }
   void putString(std::string_view s) {
     put<uint64_t>(s.size());
@@ -51,7 +52,8 @@ public:
     if (!get(n) || n > (in_.size() - at_) / sizeof(T))
       return false;
     v.resize(n);
-    std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
+    if (n > 0)
+      std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
     at_ += n * sizeof(T);
     return true;
   }

@@ -12,7 +12,7 @@ namespace collcheck::analyzer {
 
 struct Communicator {
   uint64_t id = 0;
-  uint32_t index = 0; // order of discovery, stable across runs
+  uint32_t index = 0; // place in the report: by the first record naming it (slot, then file)
   int32_t size = -1;  // -1 until a CommCreate record says
   format::CommOrigin origin = format::CommOrigin::Unknown;
   uint64_t parentId = 0;

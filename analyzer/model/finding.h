@@ -47,7 +47,8 @@ public:
   // `groupKey` says which findings are the same one: the rule's own description of the mismatch,
   // never its position.
   void add(Finding finding, const std::string &groupKey);
-  // All findings, errors first, then by communicator order of first appearance and sequence number.
+  // All findings, errors first, each severity in order of discovery (the judge then orders them
+  // by communicator and position, match/judge.h).
   std::vector<Finding> take();
   size_t size() const { return findings_.size(); }
 

@@ -45,6 +45,11 @@ WORKER = """
         grads.append([p.grad.flatten().tolist() for p in model.parameters()])
     print(json.dumps({"rank": rank, "factor": factor, "grads": grads,
                       "weights": [p.detach().flatten().tolist() for p in model.parameters()]}))
+    sys.stdout.flush()
+    # Torn down before the interpreter exits: gloo's threads left running then end the process
+    # with std::terminate ("terminate called without an active exception"), now and then.
+    dist.barrier()
+    dist.destroy_process_group()
 """
 
 

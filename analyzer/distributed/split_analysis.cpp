@@ -271,15 +271,8 @@ bool decodeShare(const std::string &bytes, RangeResult &share) {
 bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
                  const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why,
                  size_t *badCut) {
-  size_t cut = SIZE_MAX;
-  struct Report {
-    size_t &cut;
-    size_t *out;
-    ~Report() {
-      if (out)
-        *out = cut;
-    }
-  } report{cut, badCut};
+  if (badCut)
+    *badCut = SIZE_MAX;
   MergedJob job(traces);
   std::unordered_map<uint64_t, uint64_t> inStep;
   std::vector<size_t> finalizedIn(traces.files.size(), SIZE_MAX);
@@ -293,8 +286,11 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
       why = "the message of share " + std::to_string(k) + " is damaged, or it read other files";
       return false;
     }
-    if (!checkCut(share, k, share.last, inStep, why, cut))
+    if (size_t cut = SIZE_MAX; !checkCut(share, k, share.last, inStep, why, cut)) {
+      if (badCut)
+        *badCut = cut;
       return false;
+    }
     // A share's aligners take a member without calls for one whose process is still running: a
     // process that finalized in an earlier share must have no communicator active here.
     for (const RangeComm &rc : share.comms)

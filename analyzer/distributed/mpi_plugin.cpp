@@ -113,6 +113,10 @@ COLLCHECK_MPI_EXPORT int collcheck_mpi_init(void) {
   MPI_Initialized(&initialized);
   if (!initialized) {
     makeMpiGlobal();
+    // Waiting in MPI (the start, the gather) is the analysis's idle time: on a node whose cores
+    // all analyze, Open MPI's busy polling would take one from a process still reading. The
+    // user's own setting wins.
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     // Serialized: the analyzer is multithreaded, but one thread at a time talks to MPI.
     int provided = 0;
     int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);

@@ -49,33 +49,10 @@ struct Options {
   uint64_t hangAt = kNone; // world call index rank 0 never returns from
 };
 
-// The tracer's id of a communicator created from another (tracer/preload/core.cpp childCommId),
-// so that the generated ids look like the real ones.
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-uint64_t hashBytes(const void *data, size_t size, uint64_t seed) {
-  const auto *bytes = static_cast<const unsigned char *>(data);
-  uint64_t h = mix64(seed ^ size);
-  for (size_t i = 0; i < size; i += 8) {
-    uint64_t word = 0;
-    std::memcpy(&word, bytes + i, size - i < 8 ? size - i : 8);
-    h = mix64(h ^ word);
-  }
-  return h;
-}
-
-uint64_t childCommId(uint64_t parentId, uint64_t ordinal, CommOrigin origin, int64_t color,
-                     const std::vector<int32_t> &worldMembers) {
-  uint64_t h = mix64(parentId ^ mix64(ordinal + 1));
-  h = mix64(h ^ (static_cast<uint64_t>(origin) << 56) ^ static_cast<uint64_t>(color));
-  if (!worldMembers.empty())
-    h = hashBytes(worldMembers.data(), worldMembers.size() * sizeof(int32_t), h);
-  return h == 0 ? 1 : h;
+// A group's communicator id: distinct per group, spread over all 64 bits (its short form in
+// reports is the upper half), never 0 ("no communicator").
+uint64_t groupCommId(int color) {
+  return (static_cast<uint64_t>(color) + 1) * 0x9e3779b97f4a7c15ull | 1;
 }
 
 bool writeRank(const Options &o, int rank, std::string &error) {
@@ -141,7 +118,7 @@ bool writeRank(const Options &o, int rank, std::string &error) {
     std::vector<int32_t> members;
     for (int r = first; r < std::min(first + size, ranks); ++r)
       members.push_back(r);
-    group = childCommId(kWorld, 0, CommOrigin::Split, color, members);
+    group = groupCommId(color);
     groupRank = rank - first;
     ok = createComm(group, groupRank, CommOrigin::Split, kWorld, color, members);
   }

@@ -101,25 +101,26 @@ public:
       p.cut = reader.summary().partialTail || reader.header().droppedRecords;
     }
     backlogLimit_ = options.backlogLimit;
-    // The merge reads with pread: copying from the page cache costs less than faulting the
-    // reader's mapping in (and the pages then count as this process's resident memory).
+    const bool helper = options.readAhead && std::thread::hardware_concurrency() > 1;
+    // Without a thread to copy the next chunks out of the page cache while this one matches,
+    // the chunks are matched where the files are mapped: no copy at all (and no file to open).
+    mapped_ = !helper && !traces.files.empty();
+    // With one, the merge reads with pread: copying from the page cache costs less than faulting
+    // the reader's mapping in (and the pages then count as this process's resident memory).
     fds_.assign(traces.files.size(), -1);
-    for (size_t f = 0; f < traces.files.size(); ++f) {
+    for (size_t f = 0; f < traces.files.size() && !mapped_; ++f) {
       fds_[f] = ::open(traces.files[f].path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fds_[f] >= 0)
         posix_fadvise(fds_[f], 0, 0, POSIX_FADV_SEQUENTIAL);
     }
-    buffer_.resize(options.readChunk);
+    if (!mapped_)
+      buffer_.resize(options.readChunk);
     // A share's cuts follow one communicator: knowing it and all its members before the first
     // chunk lets the first positions be matched in place, as everywhere else.
     if (range_ && !range_->first && range_->alongComm)
       for (size_t f = 0; f < traces.files.size(); ++f)
         learnFromPrefix(static_cast<int>(f), range_->alongComm);
     if (!traces.files.empty()) {
-      bool helper = options.readAhead && std::thread::hardware_concurrency() > 1;
-      // Without a thread to copy the next chunks out of the page cache while this one matches,
-      // the chunks are matched where the files are mapped: no copy at all.
-      mapped_ = !helper;
       if (mapped_)
         mappedStates_.resize(traces.files.size() * options.readChunk);
       else

@@ -60,21 +60,18 @@ uint32_t rankOf(const std::unordered_map<uint64_t, uint32_t> &order, uint64_t co
 
 std::vector<Finding> Judge::takeFindings(const std::unordered_map<uint64_t, uint32_t> &order) {
   std::vector<Finding> out = findings_.take();
+  // Job findings (commId 0) first, then each communicator's in report order.
+  auto place = [&](const Finding &f) -> uint64_t {
+    return f.commId ? uint64_t{rankOf(order, f.commId)} + 1 : 0;
+  };
   // Stable: findings of one communicator at one position keep their order of discovery, which
   // is the order of that communicator's events in every mode.
   std::stable_sort(out.begin(), out.end(), [&](const Finding &a, const Finding &b) {
     if (a.severity != b.severity)
       return static_cast<int>(a.severity) > static_cast<int>(b.severity);
-    uint32_t ca = a.commId ? rankOf(order, a.commId) : 0,
-             cb = b.commId ? rankOf(order, b.commId) : 0;
-    if (a.commId && ca != UINT32_MAX)
-      ++ca; // job findings (commId 0) come first
-    if (b.commId && cb != UINT32_MAX)
-      ++cb;
-    if (ca != cb)
-      return ca < cb;
-    uint64_t sa = a.hasPosition ? a.firstSeq : 0, sb = b.hasPosition ? b.firstSeq : 0;
-    return sa < sb;
+    if (place(a) != place(b))
+      return place(a) < place(b);
+    return (a.hasPosition ? a.firstSeq : 0) < (b.hasPosition ? b.firstSeq : 0);
   });
   return out;
 }

@@ -232,20 +232,13 @@ int analyzeMain(Args args) {
       std::fprintf(stderr, "collcheck analyze: %s%s%s\n", p.file.c_str(),
                    p.file.empty() ? "" : ": ", p.reason.c_str());
   }
-  bool cannot = traces.fatal || traces.files.empty();
-  if (transport) {
-    // Rank 0's verdict holds for all, so that every process makes the same collective calls (a
-    // process that sees other files than rank 0 sends a share rank 0 declines).
-    try {
-      cannot = transport->broadcast(cannot ? 1 : 0) != 0;
-    } catch (const std::exception &e) {
-      std::fprintf(stderr, "collcheck analyze: %s\n", e.what());
-      return 2;
-    }
-  }
-  if (cannot) {
+  // Under a launcher every process goes on to the split analysis, which has no collective before
+  // the shares are read (MPI's start overlaps them); one that cannot analyze the traces says so in
+  // its share, and rank 0's verdict is every process's exit status.
+  const bool cannot = traces.fatal || traces.files.empty();
+  if (cannot && !transport) {
     bar.stop();
-    return finish(2);
+    return 2;
   }
   bar.phase("merging", &recordsRead, traces.totalSlots, "records");
   options.recordsRead = &recordsRead;
@@ -266,6 +259,8 @@ int analyzeMain(Args args) {
   bar.stop();
   if (!root)
     return finish(0);
+  if (cannot)
+    return finish(2);
   if (!reference.empty()) { // analyzer/objective/reference_comparison.h
     TraceSet referenceTraces = TraceSet::open({reference}, threads);
     std::vector<Finding> differences;

@@ -1,5 +1,6 @@
-// Where a split analysis cuts the files. Rank 0 names the communicator the cuts follow; every
-// process then computes the same cuts from the files alone, so no cut has to be sent. A cut follows
+// Where a split analysis cuts the files. Every process computes the same cuts from the files
+// alone, so nothing has to be sent before the shares are read (rank 0 checks afterwards that the
+// shares tile the files it sees). A cut follows
 // one communicator that every file takes part in (the one with the most calls, normally the world):
 // in each file it falls right after that communicator's call S-1, where S is the sequence number
 // found at the share's fraction of the first file. In a job whose ranks run the same program, every
@@ -15,8 +16,8 @@
 
 namespace collcheck::analyzer::distributed {
 
-// The communicator the cuts follow, or none when no communicator spans every file (then the
-// job is analyzed whole by one process).
+// The communicator the cuts follow (from the first file's first slots), or none when no
+// communicator spans every file (then the job is analyzed whole by one process).
 std::optional<uint64_t> cutCommunicator(const TraceSet &traces);
 
 // What the shares are equal in. Bytes: every slot of the first file, its preallocated, never

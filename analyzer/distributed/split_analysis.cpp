@@ -198,6 +198,31 @@ bool plausible(const RangeResult &share, const TraceSet &traces) {
   return true;
 }
 
+// Whether the shares read every file from its first slot to its last as rank 0 sees it, each
+// from where the one before it ended. Every process cuts the files it opened itself (no cut is
+// sent); one that saw other files (a file still growing, another folder) is found here.
+bool tiled(const std::vector<RangeResult> &shares, const TraceSet &traces, std::string &why) {
+  for (size_t f = 0; f < traces.files.size(); ++f) {
+    uint64_t at = 0;
+    for (size_t k = 0; k < shares.size(); ++k) {
+      const RangeFile &rf = shares[k].files[f];
+      if (rf.begin != at || rf.end < rf.begin) {
+        why = "share " + std::to_string(k) + " read slots " + std::to_string(rf.begin) + "-" +
+              std::to_string(rf.end) + " of " + traces.files[f].path + ", not from slot " +
+              std::to_string(at) + ": the processes cut other files";
+        return false;
+      }
+      at = rf.end;
+    }
+    if (at != traces.files[f].reader->slotCount()) {
+      why = "the shares read " + std::to_string(at) + " slots of " + traces.files[f].path +
+            ", which has " + std::to_string(traces.files[f].reader->slotCount());
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 std::string encodeShare(const RangeResult &share) {
@@ -208,6 +233,8 @@ std::string encodeShare(const RangeResult &share) {
   w.put<uint8_t>(share.waitsAtEnd);
   w.put<uint64_t>(share.files.size());
   for (const RangeFile &f : share.files) {
+    w.put(f.begin);
+    w.put(f.end);
     w.put(f.slots);
     w.put<uint8_t>(f.finalized);
     w.put<uint8_t>(f.hasLastCall);
@@ -245,8 +272,8 @@ bool decodeShare(const std::string &bytes, RangeResult &share) {
   share.files.resize(files);
   for (RangeFile &f : share.files) {
     uint8_t finalized = 0, hasLastCall = 0, hasLastRecord = 0;
-    if (!r.get(f.slots) || !r.get(finalized) || !r.get(hasLastCall) || !r.get(hasLastRecord) ||
-        !r.get(f.lastCall) || !r.get(f.lastRecord))
+    if (!r.get(f.begin) || !r.get(f.end) || !r.get(f.slots) || !r.get(finalized) ||
+        !r.get(hasLastCall) || !r.get(hasLastRecord) || !r.get(f.lastCall) || !r.get(f.lastRecord))
       return false;
     f.finalized = finalized;
     f.hasLastCall = hasLastCall;
@@ -277,15 +304,19 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
   std::unordered_map<uint64_t, uint64_t> inStep;
   std::vector<size_t> finalizedIn(traces.files.size(), SIZE_MAX);
   for (size_t k = 0; k < shares.size(); ++k) {
-    const RangeResult &share = shares[k];
-    if (!share.unclean.empty()) {
-      why = "share " + std::to_string(k) + ": " + share.unclean;
+    if (!shares[k].unclean.empty()) {
+      why = "share " + std::to_string(k) + ": " + shares[k].unclean;
       return false;
     }
-    if (!plausible(share, traces)) {
+    if (!plausible(shares[k], traces)) {
       why = "the message of share " + std::to_string(k) + " is damaged, or it read other files";
       return false;
     }
+  }
+  if (!tiled(shares, traces, why))
+    return false;
+  for (size_t k = 0; k < shares.size(); ++k) {
+    const RangeResult &share = shares[k];
     if (size_t cut = SIZE_MAX; !checkCut(share, k, share.last, inStep, why, cut)) {
       if (badCut)
         *badCut = cut;
@@ -471,28 +502,33 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   const int rank = transport.rank(), size = transport.size();
   stats.processes = size;
   auto t0 = Clock::now();
-  // Rank 0 names the communicator the cuts follow (0: none, the job is analyzed whole); every
-  // process then computes its cuts from the files alone.
-  std::optional<uint64_t> mine = rank == 0 ? cutCommunicator(traces) : std::nullopt;
-  auto comm = static_cast<uint64_t>(transport.broadcast(static_cast<int64_t>(mine.value_or(0))));
-  if (comm == 0 || size < 2) {
+  // No collective comes before the shares: MPI starts on its own thread (transport.cpp) while the
+  // shares are read. So every process decides from its own files alone, and rank 0 checks in the
+  // merge that the shares tile the files as it sees them.
+  const bool readable = !traces.fatal && !traces.files.empty();
+  const std::optional<uint64_t> comm = readable ? cutCommunicator(traces) : std::nullopt;
+  const uint64_t commId = comm.value_or(0);
+  if (rank == 0 && readable && (!comm || size < 2)) {
     stats.fellBack = comm ? "one process" : "no communicator spans every file";
-    if (rank == 0)
-      out = analyze(traces, options);
+    out = analyze(traces, options);
     stats.shareSeconds = since(t0);
+    transport.gather(std::string()); // the others' shares are not needed
     return;
   }
   RangeResult share;
-  if (traces.files.empty())
-    share.unclean = "process " + std::to_string(rank) + " found no trace files";
+  if (!readable)
+    share.unclean = "process " + std::to_string(rank) + " cannot analyze the traces as one run";
+  else if (!comm)
+    share.unclean =
+        "process " + std::to_string(rank) + " found no communicator spanning every file";
   else
-    share = analyzeRange(traces, options, planShare(traces, comm, rank, size, balance()));
+    share = analyzeRange(traces, options, planShare(traces, commId, rank, size, balance()));
   std::string encoded = encodeShare(share);
   share = RangeResult{};
   stats.shareSeconds = since(t0);
   std::vector<std::string> all = transport.gather(encoded);
-  if (rank != 0)
-    return;
+  if (rank != 0 || !readable)
+    return; // rank 0 has said why it cannot analyze the traces
   auto t1 = Clock::now();
   std::vector<RangeResult> shares(all.size());
   std::string why;
@@ -506,7 +542,7 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
       why = "the message of process " + std::to_string(k) + " does not decode";
   }
   if (ok)
-    ok = mergeJoining(traces, options, comm, size, balance(), std::move(shares), out, why,
+    ok = mergeJoining(traces, options, commId, size, balance(), std::move(shares), out, why,
                       &stats.joined);
   if (!ok) {
     stats.fellBack = why;

@@ -950,6 +950,8 @@ RangeResult Analysis::runRange() {
     if (!range_->last && (fs.slots.torn || fs.slots.corrupt))
       markUnclean("damaged records before the last share"); // later shares would not know
     RangeFile out;
+    out.begin = range_->begin[f];
+    out.end = range_->end[f];
     out.slots = fs.slots;
     out.finalized = p.finalized;
     out.hasLastCall = p.hasLastCall;

@@ -88,6 +88,7 @@ struct RangeComm {
 };
 
 struct RangeFile {
+  uint64_t begin = 0, end = 0; // the slots this share read ([begin, end), as its RangeSpec)
   SlotCounters slots;
   bool finalized = false;
   bool hasLastCall = false, hasLastRecord = false;

@@ -155,6 +155,29 @@ TEST(Split, ARankOutOfStepAtACutIsReadAcrossUntilTheSharesJoin) {
   EXPECT_TRUE(expectSameWhenSplit(single.traces, {}, single.result, 3));
 }
 
+TEST(Split, SharesThatDoNotTileTheFilesAreDeclined) {
+  // Every process cuts the files it opened itself: rank 0 accepts only shares that read each file
+  // from its first slot to its last, each from where the one before ended.
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-tiles")}, 1);
+  auto merge = [&](std::vector<analyzer::RangeResult> shares, std::string &why) {
+    analyzer::AnalysisResult out;
+    return analyzer::distributed::mergeShares(traces, {}, shares, out, why);
+  };
+  std::string why;
+  EXPECT_TRUE(merge({shareOf(traces, 0, 2), shareOf(traces, 1, 2)}, why)) << why;
+  // Share 1 of 3 starts before share 0 of 2 ends: the two processes cut differently.
+  EXPECT_FALSE(merge({shareOf(traces, 0, 2), shareOf(traces, 1, 3), shareOf(traces, 2, 3)}, why));
+  EXPECT_NE(why.find("the processes cut other files"), std::string::npos) << why;
+  // The first half alone does not reach the files' ends.
+  EXPECT_FALSE(merge({shareOf(traces, 0, 2)}, why));
+  EXPECT_NE(why.find("slots of"), std::string::npos) << why;
+  // A share that claims to start elsewhere (a message from a process that saw other files).
+  analyzer::RangeResult moved = shareOf(traces, 1, 2);
+  moved.files[2].begin += 1;
+  EXPECT_FALSE(merge({shareOf(traces, 0, 2), moved}, why));
+  EXPECT_NE(why.find("rank2"), std::string::npos) << why;
+}
+
 TEST(Split, MoreSharesThanPositionsGiveTheSingleReport) {
   Analyzed single = analyzeDir(mismatchJob("split-many"));
   analyzer::AnalysisResult split;

@@ -142,16 +142,18 @@ bool CommAligner::canMatchInPlace() const {
   return true;
 }
 
-size_t CommAligner::matchInPlace(std::span<const format::Record *const> runs, size_t length,
-                                 EventSink &sink) {
+size_t CommAligner::agreeingPrefix(const format::Record *reference, const format::Record *run,
+                                   size_t length) {
+  for (size_t k = 0; k < length; ++k)
+    if (!sameSignature(reference[k], run[k]))
+      return k;
+  return length;
+}
+
+void CommAligner::matchInPlace(std::span<const format::Record *const> runs, size_t length,
+                               EventSink &sink) {
   const size_t count = members_.size();
   const format::Record *reference = runs[0];
-  for (size_t r = 1; r < count && length > 0; ++r)
-    for (size_t k = 0; k < length; ++k)
-      if (!sameSignature(reference[k], runs[r][k])) {
-        length = k;
-        break;
-      }
   for (size_t k = 0; k < length; ++k) {
     std::span<const format::Record *const> records;
     if (hasVariableCounts(reference[k])) {
@@ -172,7 +174,6 @@ size_t CommAligner::matchInPlace(std::span<const format::Record *const> runs, si
     }
     positions_ += length;
   }
-  return length;
 }
 
 int CommAligner::score(const MemberStream &a, size_t fromA, const MemberStream &b, size_t fromB,

@@ -61,10 +61,14 @@ public:
   // Matches as many positions as the buffered records allow.
   Result run(StreamStatus &status, EventSink &sink);
   // Whether positions can be matched straight from per-member runs of calls (no queued calls, no
-  // reorder pending), and if so how many of runs[r][0..length) match: every member's calls equal
-  // member 0's. Those positions are matched and their events sent; the caller queues the rest.
+  // reorder pending). matchInPlace then matches the first `length` positions of runs[r], whose
+  // calls the caller found equal to member 0's (agreeingPrefix): their events are sent, and the
+  // caller queues the rest.
   bool canMatchInPlace() const;
-  size_t matchInPlace(std::span<const format::Record *const> runs, size_t length, EventSink &sink);
+  void matchInPlace(std::span<const format::Record *const> runs, size_t length, EventSink &sink);
+  // How many of run[0..length) have the signatures of reference[0..length) (member 0's calls).
+  static size_t agreeingPrefix(const format::Record *reference, const format::Record *run,
+                               size_t length);
   bool done() const { return done_; }
   uint64_t positions() const { return positions_; }
   // Every call buffered was matched and no reorder is still being shown: what a split analysis

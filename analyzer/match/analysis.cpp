@@ -610,26 +610,42 @@ bool Analysis::matchRoundInPlace() {
     if (fs.done || fs.backlog >= backlogLimit_)
       return false;
   std::vector<Chunk> &chunks = roundChunks_;
-  chunks.resize(files_.size());
-  for (size_t f = 0; f < files_.size(); ++f)
-    chunks[f] = fetch(static_cast<int>(f));
+  const size_t n = files_.size();
+  chunks.resize(n);
+  // The round's communicator comes from the first file's chunk, and with it the file of its rank
+  // 0. Every other chunk is compared with that one as soon as it is fetched, while its records are
+  // still in the cache: each record then comes from memory once, not again for the comparison.
+  chunks[0] = fetch(0);
   CommState *c = nullptr;
-  size_t length = SIZE_MAX;
-  bool inPlace = true;
-  for (size_t f = 0; f < files_.size() && inPlace; ++f) {
+  if (chunks[0].records && chunks[0].run.single) {
+    auto it = byId_.find(chunks[0].run.commId);
+    c = it == byId_.end() ? nullptr : it->second;
+    if (c && !(c->inPartition && c->aligner.memberCount() == n && c->aligner.canMatchInPlace()))
+      c = nullptr;
+  }
+  const int referenceFile = c ? c->aligner.member(0).file : -1;
+  if (referenceFile > 0 && static_cast<size_t>(referenceFile) < n)
+    chunks[static_cast<size_t>(referenceFile)] = fetch(referenceFile);
+  const Chunk *reference = referenceFile >= 0 && static_cast<size_t>(referenceFile) < n
+                               ? &chunks[static_cast<size_t>(referenceFile)]
+                               : nullptr;
+  size_t agreeing = reference && reference->records
+                        ? reference->end - files_[static_cast<size_t>(referenceFile)].next
+                        : 0;
+  for (size_t f = 1; f < n; ++f) {
+    if (static_cast<int>(f) == referenceFile)
+      continue;
+    chunks[f] = fetch(static_cast<int>(f));
+    if (agreeing > 0 && chunks[f].records)
+      agreeing =
+          CommAligner::agreeingPrefix(reference->records, chunks[f].records,
+                                      std::min<size_t>(agreeing, chunks[f].end - files_[f].next));
+  }
+  size_t length = agreeing;
+  bool inPlace = c != nullptr;
+  for (size_t f = 0; f < n && inPlace; ++f) {
     const Chunk &k = chunks[f];
-    inPlace = k.records && k.run.single;
-    if (!inPlace)
-      break;
-    if (!c) {
-      auto it = byId_.find(k.run.commId);
-      c = it == byId_.end() ? nullptr : it->second;
-      inPlace = c && c->inPartition && c->aligner.memberCount() == files_.size() &&
-                c->aligner.canMatchInPlace();
-      if (!inPlace)
-        break;
-    }
-    inPlace = k.run.commId == c->comm.id && k.run.commRank >= 0 &&
+    inPlace = k.records && k.run.single && k.run.commId == c->comm.id && k.run.commRank >= 0 &&
               static_cast<size_t>(k.run.commRank) < c->aligner.memberCount();
     if (!inPlace)
       break;
@@ -644,9 +660,9 @@ bool Analysis::matchRoundInPlace() {
     runs_.resize(files_.size());
     for (size_t f = 0; f < files_.size(); ++f)
       runs_[static_cast<size_t>(chunks[f].run.commRank)] = chunks[f].records;
-    size_t matched = c->aligner.matchInPlace(runs_, length, *this);
+    c->aligner.matchInPlace(runs_, length, *this);
     for (size_t f = 0; f < files_.size(); ++f)
-      chunks[f].matched = matched;
+      chunks[f].matched = length;
   }
   for (size_t f = 0; f < files_.size(); ++f) {
     currentFile_ = static_cast<int>(f);

@@ -220,7 +220,9 @@ int analyzeMain(Args args) {
   // The number of files is known only once the folders are listed; the bar shows the count.
   bar.phase("opening traces", &filesOpened, 0, "files");
   auto t0 = std::chrono::steady_clock::now();
-  TraceSet traces = TraceSet::open(inputs, threads, &filesOpened);
+  // Never destroyed: the process exits right after the analysis, and the kernel drops the files'
+  // mappings at its exit faster than one munmap per file (0.01-0.02 s less at 4,096 files).
+  TraceSet &traces = *new TraceSet(TraceSet::open(inputs, threads, &filesOpened));
   auto t1 = std::chrono::steady_clock::now();
   double openPeakMiB = timings ? peakResidentMiB() : 0;
   bool unusable = traces.fatal;

@@ -35,6 +35,7 @@ ordered_json headerJson(const std::string &path, const format::Reader &reader) {
   j["thread_level"] =
       h.threadLevel == 0xffffffffu ? ordered_json(nullptr) : ordered_json(h.threadLevel);
   j["finished"] = h.finished != 0;
+  j["slots_at_finish"] = h.slotsAtFinish;
   j["dropped_records"] = h.droppedRecords;
   j["created_realtime_ns"] = h.createdRealtimeNs;
   j["tsc_ticks_per_ns"] = h.tscTicksPerNs;

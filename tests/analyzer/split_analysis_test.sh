@@ -210,10 +210,10 @@ gen() { # name args...
 
 mkdir -p "$work/traces"
 # The files are nearly full (16384 slots each), so that the cuts fall among the records, not in
-# the preallocated ends: (a) clean, (b) wrong counts, (c) many small communicators, (d) a hang,
+# the preallocated ends, also where the ends are read (the unfinished files of the hang): (a) clean, (b) wrong counts, (c) many small communicators, (d) a hang,
 # (e) sub-communicators and wrong counts, (f) wrong counts right at the cuts of 2 and 4
 # processes; then (g) a rank out of step, (h) the same with every kind of event, where rank 0
-# must read the cuts after the skip across.
+# must read the cuts after the skip across (the skip well before the first cut of 2 and 4).
 ranks=64
 calls=16300
 subcalls=13000
@@ -224,7 +224,7 @@ gen hang $ranks $calls --hang-at 11000
 gen subcomms_bugs $ranks $subcalls --sub-comms 8 --bug-every 700
 gen boundaries $ranks $calls --bug-every 4075
 gen skip $ranks $calls --skip-at 1000
-gen skip_everything $ranks $subcalls --bug-every 750 --skip-at 6500 --sub-comms 16
+gen skip_everything $ranks $subcalls --bug-every 750 --skip-at 2000 --sub-comms 16
 set_split=merged
 check_set clean "$work/traces/clean" '"findings": 0,' '"communicators": 1,'
 check_set bugs "$work/traces/bugs" '"rule": "count-mismatch"'

@@ -219,6 +219,60 @@ TEST(Format, ForeignTruncatedAndUnknownVersionFilesAreRejectedWithReasons) {
   EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
 }
 
+TEST(Format, AFinishedTraceIsReadUpToTheSlotsItsWriterHandedOut) {
+  std::string dir = freshDir("finished-end");
+  std::string path = writeRecords(dir, 100);
+  std::string error;
+  {
+    // The file holds a whole 16,384-slot chunk; its header counts the 100 slots written.
+    auto full = Reader::open(path, error);
+    ASSERT_TRUE(full) << error;
+    EXPECT_EQ(full->header().slotsAtFinish, 100u);
+    EXPECT_EQ(full->slotCount(), 100u);
+    auto streamed = Reader::open(path, error, Reader::Scan::HeaderOnly);
+    ASSERT_TRUE(streamed) << error;
+    EXPECT_EQ(streamed->slotCount(), 100u) << "the never-written end is left unread";
+  }
+  auto headerOnlySlots = [&](const std::string &file) {
+    auto reader = Reader::open(file, error, Reader::Scan::HeaderOnly);
+    EXPECT_TRUE(reader) << error;
+    return reader ? reader->slotCount() : 0;
+  };
+  constexpr uint64_t kChunk = 16384;
+  {
+    // A record written after the trace was marked finished, right past the count: the whole
+    // file is read, and the record with it.
+    std::string copy = dir + "/late.cctrace";
+    std::filesystem::copy_file(path, copy);
+    Record late = sample(100);
+    publish(late);
+    patch(copy, slotOffset(100), &late, sizeof late);
+    EXPECT_EQ(headerOnlySlots(copy), kChunk);
+  }
+  {
+    // A count damaged downwards points into records: not trusted.
+    std::string copy = dir + "/low.cctrace";
+    std::filesystem::copy_file(path, copy);
+    uint64_t low = 40;
+    patch(copy, offsetof(FileHeader, slotsAtFinish), &low, sizeof low);
+    EXPECT_EQ(headerOnlySlots(copy), kChunk);
+  }
+  {
+    // Beyond the file, or from an older writer (0), or not finished: every slot is read.
+    for (uint64_t count : {uint64_t{1} << 40, uint64_t{0}}) {
+      std::string copy = dir + "/count" + std::to_string(count) + ".cctrace";
+      std::filesystem::copy_file(path, copy);
+      patch(copy, offsetof(FileHeader, slotsAtFinish), &count, sizeof count);
+      EXPECT_EQ(headerOnlySlots(copy), kChunk) << count;
+    }
+    std::string copy = dir + "/unfinished.cctrace";
+    std::filesystem::copy_file(path, copy);
+    uint32_t no = 0;
+    patch(copy, offsetof(FileHeader, finished), &no, sizeof no);
+    EXPECT_EQ(headerOnlySlots(copy), kChunk);
+  }
+}
+
 TEST(Format, DurationEncodingKeepsFailureAndSaturates) {
   Record r{};
   EXPECT_FALSE(returned(r));

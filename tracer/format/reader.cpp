@@ -93,11 +93,29 @@ std::unique_ptr<Reader> Reader::open(const std::string &path, std::string &error
     reader->map_ = map;
     reader->records_ = reinterpret_cast<const Record *>(static_cast<char *>(map) + kHeaderSize);
   }
-  close(fd);
   if (scan == Scan::HeaderOnly) {
     reader->slots_ = slots;
+    // A finished trace says how many slots its writer handed out; the rest is the preallocated,
+    // never-written end, which costs a streaming reader what records cost. It is left unread when
+    // the slots right after the count are empty: a record reserved after the trace was marked
+    // finished lands there, and a count damaged downwards points into records. (Read, not
+    // touched through the mapping, which would map the pages around them too.)
+    uint64_t used = h.finished == 1 ? h.slotsAtFinish : 0;
+    if (used > 0 && used < slots) {
+      Record after[kEndCheckSlots];
+      uint64_t n = std::min<uint64_t>(slots - used, kEndCheckSlots);
+      bool endIsEmpty =
+          pread(fd, after, n * kRecordSize, static_cast<off_t>(kHeaderSize + used * kRecordSize)) ==
+          static_cast<ssize_t>(n * kRecordSize);
+      for (uint64_t i = 0; i < n && endIsEmpty; ++i)
+        endIsEmpty = classify(after[i]) == SlotState::Empty;
+      if (endIsEmpty)
+        reader->slots_ = used;
+    }
+    close(fd);
     return reader;
   }
+  close(fd);
   // Find the last non-empty slot, then classify everything before it.
   uint64_t last = slots;
   while (last > 0 && allZero(reader->records_[last - 1]))

@@ -49,10 +49,12 @@ inline std::string headerText(const char *field, size_t size) {
 
 class Reader {
 public:
+  static constexpr uint64_t kEndCheckSlots = 8;
   // Full: classify every slot at open (summary(), slotCount() trimmed to the last non-empty
   // slot). HeaderOnly: validate the header and map the file, nothing more: slotCount() is every
-  // whole slot of the file and summary() holds only partialTail; a caller that streams the
-  // records classifies them itself (classify()), saving a pass over the file.
+  // whole slot of the file (of a finished trace, the slots its writer handed out, when the
+  // kEndCheckSlots after them are empty) and summary() holds only partialTail; a caller that
+  // streams the records classifies them itself (classify()), saving a pass over the file.
   enum class Scan { Full, HeaderOnly };
   // Null with `error` naming the file and the reason when the file is not a readable trace.
   static std::unique_ptr<Reader> open(const std::string &path, std::string &error,

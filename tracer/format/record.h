@@ -260,6 +260,9 @@ struct FileHeader {
   char mpiVersion[256];    // MPI_Get_library_version
   uint32_t threadLevel;    // MPI thread level provided, 0xffffffff when MPI_Init was not called
   uint32_t finished;       // 1 after a clean exit (MPI_Finalize or process exit)
+  // The slots handed out when the trace was last marked finished: the rest of the file is its
+  // preallocated, never-written end. 0 where unknown (not finished, or an older writer).
+  uint64_t slotsAtFinish;
 };
 static_assert(sizeof(FileHeader) <= kHeaderSize);
 

@@ -192,6 +192,10 @@ void Writer::finish() {
     header_->tscTicksPerNs =
         ticksPerNs(header_->tscAtCreate, header_->createdMonotonicNs, tsc, mono);
   }
+  // Before `finished`: a reader that sees the trace finished sees the count too. A record reserved
+  // after this lands on the first slot past the count, which the reader checks (reader.h).
+  std::atomic_ref<uint64_t>(header_->slotsAtFinish)
+      .store(next_.load(std::memory_order_seq_cst), std::memory_order_relaxed);
   std::atomic_ref<uint32_t>(header_->finished).store(1, std::memory_order_release);
 }
 

@@ -451,6 +451,18 @@ void Analysis::learnMembers(const format::Record &r) {
   if (c.comm.size < 0 || c.comm.nccl || (r.flags & format::kFlagNccl))
     return;
   uint64_t first = r.seq();
+  // Every member's file repeats the whole list: after the first file, a record names members
+  // already known, and comparing it is all there is to do (applying it again costs each member a
+  // look at its stream; over a job that is ranks x ranks).
+  bool known = true;
+  for (int i = 0; i < format::kMembersPerRecord && known; ++i) {
+    int32_t world = format::memberAt(r, i);
+    uint64_t index = first + static_cast<uint64_t>(i);
+    known = world < 0 || index >= static_cast<uint64_t>(c.comm.size) ||
+            (index < c.comm.worldRankOf.size() && c.comm.worldRankOf[index] == world);
+  }
+  if (known)
+    return;
   for (int i = 0; i < format::kMembersPerRecord; ++i) {
     int32_t world = format::memberAt(r, i);
     uint64_t index = first + static_cast<uint64_t>(i);

@@ -629,7 +629,7 @@ bool Analysis::matchRoundInPlace() {
   // still in the cache: each record then comes from memory once, not again for the comparison.
   chunks[0] = fetch(0);
   CommState *c = nullptr;
-  if (chunks[0].records && chunks[0].run.single) {
+  if (chunks[0].records && chunks[0].run.length > 0) {
     auto it = byId_.find(chunks[0].run.commId);
     c = it == byId_.end() ? nullptr : it->second;
     if (c && !(c->inPartition && c->aligner.memberCount() == n && c->aligner.canMatchInPlace()))
@@ -641,23 +641,20 @@ bool Analysis::matchRoundInPlace() {
   const Chunk *reference = referenceFile >= 0 && static_cast<size_t>(referenceFile) < n
                                ? &chunks[static_cast<size_t>(referenceFile)]
                                : nullptr;
-  size_t agreeing = reference && reference->records
-                        ? reference->end - files_[static_cast<size_t>(referenceFile)].next
-                        : 0;
+  size_t agreeing = reference && reference->records ? reference->run.length : 0;
   for (size_t f = 1; f < n; ++f) {
     if (static_cast<int>(f) == referenceFile)
       continue;
     chunks[f] = fetch(static_cast<int>(f));
     if (agreeing > 0 && chunks[f].records)
-      agreeing =
-          CommAligner::agreeingPrefix(reference->records, chunks[f].records,
-                                      std::min<size_t>(agreeing, chunks[f].end - files_[f].next));
+      agreeing = CommAligner::agreeingPrefix(reference->records, chunks[f].records,
+                                             std::min<size_t>(agreeing, chunks[f].run.length));
   }
   size_t length = agreeing;
   bool inPlace = c != nullptr;
   for (size_t f = 0; f < n && inPlace; ++f) {
     const Chunk &k = chunks[f];
-    inPlace = k.records && k.run.single && k.run.commId == c->comm.id && k.run.commRank >= 0 &&
+    inPlace = k.records && k.run.length > 0 && k.run.commId == c->comm.id && k.run.commRank >= 0 &&
               static_cast<size_t>(k.run.commRank) < c->aligner.memberCount();
     if (!inPlace)
       break;
@@ -665,7 +662,7 @@ bool Analysis::matchRoundInPlace() {
     // A share's first calls of a member are taken where they are (rank 0 checks where that is).
     inPlace = m.file == static_cast<int>(f) &&
               (m.nextSeq == k.run.firstSeq || startsHere(*c, static_cast<size_t>(k.run.commRank)));
-    length = std::min<size_t>(length, k.end - files_[f].next);
+    length = std::min<size_t>(length, k.run.length);
   }
   if (inPlace) {
     // One file per member, each holding that member's next calls: match them where they lie.

@@ -10,15 +10,20 @@ void classifyChunk(const format::Record *records, uint64_t count, format::SlotSt
   if (count == 0)
     return;
   const format::Record &first = records[0];
-  bool single = true;
+  // A run may end inside the chunk (a file's last calls are followed by its release and finalize
+  // records, its first ones come after the member lists): its leading part is still matched in
+  // place.
+  uint64_t length = 0;
+  bool inRun = true;
   for (uint64_t i = 0; i < count; ++i) {
     const format::Record &r = records[i];
     states[i] = format::classify(r);
-    single = single && states[i] == format::SlotState::Published &&
-             r.kind < static_cast<uint8_t>(format::Kind::Send) && r.commId == first.commId &&
-             r.commRank == first.commRank && r.seq() == first.seq() + i;
+    inRun = inRun && states[i] == format::SlotState::Published &&
+            r.kind < static_cast<uint8_t>(format::Kind::Send) && r.commId == first.commId &&
+            r.commRank == first.commRank && r.seq() == first.seq() + i;
+    length += inRun;
   }
-  run = {single, first.commId, first.commRank, first.seq()};
+  run = {length, first.commId, first.commRank, first.seq()};
 }
 
 ChunkPrefetcher::ChunkPrefetcher(const std::vector<int> &fds, size_t chunk, bool helper)

@@ -22,13 +22,13 @@ namespace collcheck::analyzer {
 // A chunk that is one member stream's consecutive calls and nothing else (the common case: a
 // process issuing collectives on one communicator), which the merge can match in place.
 struct ChunkRun {
-  bool single = false;
+  uint64_t length = 0; // the leading slots that are one stream's consecutive calls
   uint64_t commId = 0;
   int32_t commRank = -1;
   uint64_t firstSeq = 0;
 };
 
-// Classifies `count` slots and says whether they are one stream's run.
+// Classifies `count` slots and says how many of the first are one stream's run.
 void classifyChunk(const format::Record *records, uint64_t count, format::SlotState *states,
                    ChunkRun &run);
 

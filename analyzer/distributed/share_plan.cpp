@@ -64,8 +64,8 @@ std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, i
   if (k >= count)
     return cuts;
   const format::Reader &first = *traces.files[0].reader;
-  // Equal byte ranges of the first file: a file's preallocated, never-written end is read too,
-  // and costs nearly what records cost (the copy from the page cache dominates).
+  // Equal byte ranges of the first file: an unfinished file's preallocated, never-written end is
+  // read too, and costs nearly what records cost (the page-cache traffic dominates).
   uint64_t slots = balance == Balance::Bytes ? first.slotCount() : usedSlots(first);
   uint64_t target = slots * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
   uint64_t seq = nextSeqAt(first, target, commId);

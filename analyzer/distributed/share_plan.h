@@ -20,10 +20,11 @@ namespace collcheck::analyzer::distributed {
 // communicator spans every file (then the job is analyzed whole by one process).
 std::optional<uint64_t> cutCommunicator(const TraceSet &traces);
 
-// What the shares are equal in. Bytes: every slot of the first file, its preallocated, never
-// written end included (which costs reading like records do): the balance of the work, what a
-// split analysis uses. Records: the slots up to the first file's last record, so that the cuts of
-// a small job fall among its records, not in the end of its files (what the tests use).
+// What the shares are equal in. Bytes: every slot the reader gives of the first file, the
+// preallocated, never-written end included where it is read (an unfinished trace's; it costs
+// what records cost): the balance of the work, what a split analysis uses. Records: the slots up to
+// the first file's last record, so that the cuts of a small job fall among its records, not in the
+// end of its files (what the tests use).
 enum class Balance { Bytes, Records };
 
 // Share `index` of `count`, cut along `commId`.

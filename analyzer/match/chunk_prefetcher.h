@@ -19,8 +19,9 @@
 
 namespace collcheck::analyzer {
 
-// A chunk that is one member stream's consecutive calls and nothing else (the common case: a
-// process issuing collectives on one communicator), which the merge can match in place.
+// How a chunk starts: with a run of one member stream's consecutive calls (the common case: a
+// process issuing collectives on one communicator), which the merge can match in place; `length`
+// 0 when its first slot is not such a call.
 struct ChunkRun {
   uint64_t length = 0; // the leading slots that are one stream's consecutive calls
   uint64_t commId = 0;

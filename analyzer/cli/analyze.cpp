@@ -314,10 +314,11 @@ int analyzeMain(Args args) {
     if (transport)
       std::fprintf(
           stderr,
-          "collcheck analyze: split over %d processes: rank 0's share %.3f s, %llu bytes "
-          "gathered, merge %.3f s (%d cut(s) read across)%s%s\n",
-          split.processes, split.shareSeconds, static_cast<unsigned long long>(split.bytesGathered),
-          split.mergeSeconds, split.joined,
+          "collcheck analyze: split over %d processes: rank 0's share %.3f s (%d range(s) "
+          "taken over, %d handed over), %d range(s) merged, %llu bytes gathered, merge %.3f s "
+          "(%d cut(s) read across)%s%s\n",
+          split.processes, split.shareSeconds, split.taken, split.given, split.ranges,
+          static_cast<unsigned long long>(split.bytesGathered), split.mergeSeconds, split.joined,
           split.fellBack.empty() ? "" : "; analyzed by rank 0 alone: ", split.fellBack.c_str());
   }
   if (unusable || !written)

@@ -37,6 +37,7 @@ int worldSize = 1;
 uint64_t pieceBytes = kDefaultPieceBytes;
 bool weInitialized = false;
 char lastError[MPI_MAX_ERROR_STRING + 256] = "no error";
+MPI_Request barrier = MPI_REQUEST_NULL;
 
 int fail(const char *what, int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -222,6 +223,54 @@ COLLCHECK_MPI_EXPORT int collcheck_mpi_broadcast(int64_t *value) {
     return notConnected();
   int rc = MPI_Bcast(value, 1, MPI_INT64_T, 0, comm);
   return rc == MPI_SUCCESS ? rc : fail("MPI_Bcast", rc);
+}
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_send(int dest, int tag, const void *data, uint64_t bytes) {
+  if (comm == MPI_COMM_NULL)
+    return notConnected();
+  if (bytes > static_cast<uint64_t>(INT_MAX))
+    return failWith(MPI_ERR_COUNT, "send: the message is too long for one piece");
+  int rc = MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm);
+  return rc == MPI_SUCCESS ? rc : fail("MPI_Send", rc);
+}
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_probe(int tag, int *found, int *source, uint64_t *bytes) {
+  if (comm == MPI_COMM_NULL)
+    return notConnected();
+  MPI_Status status;
+  int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, found, &status);
+  if (rc != MPI_SUCCESS)
+    return fail("MPI_Iprobe", rc);
+  if (*found) {
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    *source = status.MPI_SOURCE;
+    *bytes = static_cast<uint64_t>(std::max(count, 0));
+  }
+  return MPI_SUCCESS;
+}
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_receive(int source, int tag, void *data, uint64_t bytes) {
+  if (comm == MPI_COMM_NULL)
+    return notConnected();
+  if (bytes > static_cast<uint64_t>(INT_MAX))
+    return failWith(MPI_ERR_COUNT, "receive: the message is too long for one piece");
+  int rc = MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE);
+  return rc == MPI_SUCCESS ? rc : fail("MPI_Recv", rc);
+}
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_barrier_start(void) {
+  if (comm == MPI_COMM_NULL)
+    return notConnected();
+  int rc = MPI_Ibarrier(comm, &barrier);
+  return rc == MPI_SUCCESS ? rc : fail("MPI_Ibarrier", rc);
+}
+
+COLLCHECK_MPI_EXPORT int collcheck_mpi_barrier_test(int *done) {
+  if (barrier == MPI_REQUEST_NULL)
+    return failWith(MPI_ERR_REQUEST, "collcheck_mpi_barrier_start was not called");
+  int rc = MPI_Test(&barrier, done, MPI_STATUS_IGNORE);
+  return rc == MPI_SUCCESS ? rc : fail("MPI_Test (barrier)", rc);
 }
 
 COLLCHECK_MPI_EXPORT void collcheck_mpi_finalize(void) {

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#define COLLCHECK_MPI_ABI_VERSION 1
+#define COLLCHECK_MPI_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +28,16 @@ int collcheck_mpi_gather(const void *data, uint64_t bytes, collcheck_mpi_deliver
                          void *ctx);
 // Collective: `*value` becomes rank 0's value on every process.
 int collcheck_mpi_broadcast(int64_t *value);
+// Point to point, for small messages (under 2 GiB): the work a process that finished its share
+// asks another for. A send returns once the message is on its way (the messages are small).
+int collcheck_mpi_send(int dest, int tag, const void *data, uint64_t bytes);
+// Whether a message with `tag` from any process waits; if so (*found 1), its *source and *bytes.
+int collcheck_mpi_probe(int tag, int *found, int *source, uint64_t *bytes);
+// Receives the message collcheck_mpi_probe found (`bytes` as it said).
+int collcheck_mpi_receive(int source, int tag, void *data, uint64_t bytes);
+// A barrier that does not block: start it once, then test it until *done is 1.
+int collcheck_mpi_barrier_start(void);
+int collcheck_mpi_barrier_test(int *done);
 // Finalizes MPI if collcheck_mpi_init initialized it.
 void collcheck_mpi_finalize(void);
 // Ends the whole job; for when a collective failed half-way and the others wait in it forever.

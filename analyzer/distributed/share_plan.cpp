@@ -1,5 +1,6 @@
 #include "share_plan.h"
 
+#include <algorithm>
 #include <map>
 
 namespace collcheck::analyzer::distributed {
@@ -121,6 +122,27 @@ RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int coun
     spec.last = spec.last && spec.end[f] == traces.files[f].reader->slotCount();
   spec.alongComm = commId;
   return spec;
+}
+
+std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
+                                              const std::vector<uint64_t> &from,
+                                              const std::vector<uint64_t> &end, uint64_t minSlots) {
+  const size_t files = traces.files.size();
+  if (files == 0 || from.size() != files || end.size() != files || from[0] >= end[0] ||
+      end[0] - from[0] < 2 * std::max<uint64_t>(minSlots, 1))
+    return std::nullopt;
+  const format::Reader &first = *traces.files[0].reader;
+  uint64_t seq = nextSeqAt(first, from[0] + (end[0] - from[0]) / 2, commId);
+  if (seq == 0 || seq == UINT64_MAX)
+    return std::nullopt;
+  uint64_t guess = cutSlot(first, commId, seq, 0);
+  std::vector<uint64_t> cuts(files);
+  for (size_t f = 0; f < files; ++f) {
+    cuts[f] = f == 0 ? guess : cutSlot(*traces.files[f].reader, commId, seq, guess);
+    if (cuts[f] <= from[f] || cuts[f] > end[f])
+      return std::nullopt;
+  }
+  return cuts;
 }
 
 } // namespace collcheck::analyzer::distributed

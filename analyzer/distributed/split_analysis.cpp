@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <map>
+#include <thread>
 #include <unordered_map>
 
 namespace collcheck::analyzer::distributed {
@@ -449,12 +451,8 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
 }
 
 bool mergeJoining(const TraceSet &traces, const AnalysisOptions &options, uint64_t commId,
-                  int count, Balance balance, std::vector<RangeResult> shares, AnalysisResult &out,
-                  std::string &why, int *joined) {
-  // spans[i]: the first and last of the planned shares that shares[i] now covers.
-  std::vector<std::pair<int, int>> spans;
-  for (int k = 0; k < static_cast<int>(shares.size()); ++k)
-    spans.emplace_back(k, k);
+                  std::vector<RangeResult> shares, AnalysisResult &out, std::string &why,
+                  int *joined) {
   if (joined)
     *joined = 0;
   while (true) {
@@ -464,37 +462,268 @@ bool mergeJoining(const TraceSet &traces, const AnalysisOptions &options, uint64
     if (bad == SIZE_MAX || bad + 1 >= shares.size())
       return false;
     // The two shares beside the cut, read again as one: a divergence near the cut is then
-    // matched with its lookahead, as a single process matches it.
-    RangeSpec first = planShare(traces, commId, spans[bad].first, count, balance);
-    RangeSpec second = planShare(traces, commId, spans[bad + 1].second, count, balance);
-    RangeSpec both{first.begin, second.end, first.first, second.last, commId};
+    // matched with its lookahead, as a single process matches it. (mergeShares checked that the
+    // shares tile the files, so their ranges can be trusted.)
+    RangeSpec both;
+    for (size_t f = 0; f < traces.files.size(); ++f) {
+      both.begin.push_back(shares[bad].files[f].begin);
+      both.end.push_back(shares[bad + 1].files[f].end);
+    }
+    both.first = bad == 0;
+    both.last = shares[bad + 1].last;
+    both.alongComm = commId;
     shares[bad] = analyzeRange(traces, options, both);
     shares.erase(shares.begin() + static_cast<std::ptrdiff_t>(bad) + 1);
-    spans[bad].second = spans[bad + 1].second;
-    spans.erase(spans.begin() + static_cast<std::ptrdiff_t>(bad) + 1);
     if (joined)
       ++*joined;
   }
 }
 
 bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
-                     AnalysisResult &out, std::string &why, Balance balance) {
+                     AnalysisResult &out, std::string &why, Balance balance,
+                     uint64_t handoverEvery) {
   std::optional<uint64_t> comm = cutCommunicator(traces);
   if (!comm) {
     why = "no communicator spans every file";
     return false;
   }
+  // Handovers as a process that finished early would ask for them: every `handoverEvery`-th
+  // time a share asks, it gives the second half of what it has left; the halves are analyzed
+  // after the planned shares, and may be halved again.
+  struct Local final : RangeControl {
+    const TraceSet &traces;
+    uint64_t commId, every, minSlots, polls = 0;
+    std::vector<RangeSpec> given;
+    Local(const TraceSet &t, uint64_t c, uint64_t e, uint64_t m)
+        : traces(t), commId(c), every(e), minSlots(m) {}
+    bool asked() override { return every > 0 && ++polls % every == 0; }
+    std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
+                                                  const RangeSpec &range) override {
+      std::optional<std::vector<uint64_t>> cut =
+          from.empty() ? std::nullopt : cutAhead(traces, commId, from, range.end, minSlots);
+      if (cut)
+        given.push_back({*cut, range.end, false, range.last, range.alongComm});
+      return cut;
+    }
+  } local(traces, *comm, handoverEvery, options.readChunk);
   std::vector<RangeResult> shares;
-  for (int k = 0; k < count; ++k) {
-    RangeResult share = analyzeRange(traces, options, planShare(traces, *comm, k, count, balance));
+  auto analyzeOne = [&](const RangeSpec &spec) {
+    RangeResult share = analyzeRange(traces, options, spec, &local);
     RangeResult decoded; // through the wire format, as under MPI
-    if (!decodeShare(encodeShare(share), decoded)) {
+    if (!decodeShare(encodeShare(share), decoded))
+      return false;
+    shares.push_back(std::move(decoded));
+    return true;
+  };
+  for (int k = 0; k < count; ++k)
+    if (!analyzeOne(planShare(traces, *comm, k, count, balance))) {
       why = "a share does not decode";
       return false;
     }
-    shares.push_back(std::move(decoded));
+  for (size_t i = 0; i < local.given.size(); ++i) // grows while the halves are analyzed
+    if (!analyzeOne(RangeSpec(local.given[i]))) {
+      why = "a share does not decode";
+      return false;
+    }
+  sortShares(shares);
+  return mergeJoining(traces, options, *comm, std::move(shares), out, why, nullptr);
+}
+
+namespace {
+
+// The tags of a split's point-to-point messages (the gather uses its own).
+constexpr int kAskTag = 0xcd;  // a process that finished asks another for work (no bytes)
+constexpr int kGiveTag = 0xce; // the answer: a range (encodeRange), or no bytes for none
+
+std::string encodeRange(const RangeSpec &range) {
+  wire::Writer w;
+  w.putVector(range.begin);
+  w.putVector(range.end);
+  w.put<uint8_t>(range.last);
+  w.put(range.alongComm);
+  return w.take();
+}
+
+// A range handed over is input like a share's message: it must fit the files as seen here.
+bool decodeRange(const std::string &bytes, const TraceSet &traces, RangeSpec &range) {
+  wire::Reader r(bytes);
+  uint8_t last = 0;
+  if (!r.getVector(range.begin) || !r.getVector(range.end) || !r.get(last) ||
+      !r.get(range.alongComm) || !r.done() || range.begin.size() != traces.files.size() ||
+      range.end.size() != traces.files.size())
+    return false;
+  for (size_t f = 0; f < traces.files.size(); ++f)
+    if (range.begin[f] > range.end[f] || range.end[f] > traces.files[f].reader->slotCount())
+      return false;
+  range.first = false;
+  range.last = last != 0;
+  return true;
+}
+
+// COLLCHECK_SPLIT_SLOW_RANK=R makes process R pause 1 ms each time its share asks for askers:
+// the tests use it to make the others finish first and take over the rest of its work.
+int slowRank() {
+  const char *text = std::getenv("COLLCHECK_SPLIT_SLOW_RANK");
+  if (!text || !*text)
+    return -1;
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  return *end == '\0' && value >= 0 && value < INT32_MAX ? static_cast<int>(value) : -1;
+}
+
+// Whom a process that finished asks for work, in order: its neighbours first, a few of them
+// (each answer costs the asked process a look between two rounds of its reading).
+std::vector<int> victimsOf(int rank, int size) {
+  constexpr int kAsked = 4;
+  std::vector<int> out;
+  for (int d = 1; static_cast<int>(out.size()) < std::min(kAsked, size - 1) && d < size; ++d)
+    for (int v : {(rank + d) % size, (rank - d + size) % size})
+      if (v != rank && static_cast<int>(out.size()) < std::min(kAsked, size - 1) &&
+          std::find(out.begin(), out.end(), v) == out.end())
+        out.push_back(v);
+  return out;
+}
+
+// A process's side of the handovers: while its share runs, it answers the processes that
+// finished theirs, handing over the second half of what it has left (RangeControl); once it has
+// no range running, it answers every ask with none.
+class Handover final : public RangeControl {
+public:
+  // `victims`: whom this process asks for work, in order (victimsOf).
+  Handover(Transport &transport, const TraceSet &traces, uint64_t commId, uint64_t minSlots,
+           std::vector<int> victims)
+      : transport_(transport), traces_(traces), commId_(commId), minSlots_(minSlots),
+        slow_(slowRank() == transport.rank()), victims_(std::move(victims)) {}
+
+  const std::vector<int> &victims() const { return victims_; }
+
+  bool asked() override {
+    if (slow_)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // A look costs a round trip to the MPI thread: a few per 10 ms are plenty. Before MPI has
+    // started nobody can ask, and waiting for it here would undo hiding its start.
+    auto now = Clock::now();
+    if (asker_ < 0 && now >= nextLook_ && transport_.started()) {
+      nextLook_ = now + std::chrono::milliseconds(5);
+      if (auto message = transport_.poll(kAskTag))
+        asker_ = message->first;
+    }
+    return asker_ >= 0;
   }
-  return mergeJoining(traces, options, *comm, count, balance, std::move(shares), out, why, nullptr);
+
+  std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
+                                                const RangeSpec &range) override {
+    const int asker = std::exchange(asker_, -1);
+    // A share that is about to end itself keeps its last chunks: two processes near their ends
+    // would otherwise trade them, each paying a share's start for little.
+    std::optional<std::vector<uint64_t>> cut =
+        from.empty() || askedAhead_ >= 0 ? std::nullopt
+                                         : cutAhead(traces_, commId_, from, range.end, minSlots_);
+    transport_.send(asker, kGiveTag,
+                    cut ? encodeRange({*cut, range.end, false, range.last, range.alongComm})
+                        : std::string());
+    given_ += cut.has_value();
+    return cut;
+  }
+
+  // Answers every ask that waits with none (this process has no range running).
+  void refuse() {
+    if (asker_ >= 0)
+      transport_.send(std::exchange(asker_, -1), kGiveTag, std::string());
+    while (auto message = transport_.poll(kAskTag))
+      transport_.send(message->first, kGiveTag, std::string());
+  }
+
+  // The share running here is about to end: ask the first process it will ask for work now,
+  // while it still reads (the one asked answers between two of its rounds, which at thousands of
+  // files take tens of milliseconds).
+  void nearEnd() override {
+    if (askedAhead_ < 0 && !victims_.empty() && transport_.started()) {
+      askedAhead_ = victims_.front();
+      transport_.send(askedAhead_, kAskTag, std::string());
+    }
+  }
+
+  // Asks `victim` for work (unless it was asked ahead) and waits for the answer, refusing the
+  // others meanwhile; false when it has none to give. A range that does not fit the files makes
+  // `damaged` true.
+  bool ask(int victim, RangeSpec &range, bool &damaged) {
+    if (std::exchange(askedAhead_, -1) != victim)
+      transport_.send(victim, kAskTag, std::string());
+    while (true) {
+      if (auto answer = transport_.poll(kGiveTag)) { // one ask at a time: it is the victim's
+        if (answer->second.empty())
+          return false;
+        damaged = !decodeRange(answer->second, traces_, range);
+        return !damaged;
+      }
+      refuse();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+
+  // Waits until every process has stopped asking, answering the asks meanwhile.
+  void finish() {
+    transport_.enterBarrier();
+    while (!transport_.barrierDone()) {
+      refuse();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    refuse(); // every ask was answered before its asker entered the barrier
+  }
+
+  int given() const { return given_; }
+
+private:
+  Transport &transport_;
+  const TraceSet &traces_;
+  uint64_t commId_, minSlots_;
+  bool slow_;
+  std::vector<int> victims_;
+  int asker_ = -1, given_ = 0;
+  int askedAhead_ = -1; // the process asked before this one's share ended
+  Clock::time_point nextLook_{};
+};
+
+std::string encodeShares(const std::vector<RangeResult> &shares) {
+  wire::Writer w;
+  w.put<uint64_t>(shares.size());
+  for (const RangeResult &share : shares)
+    w.putString(encodeShare(share));
+  return w.take();
+}
+
+bool decodeShares(const std::string &bytes, std::vector<RangeResult> &shares) {
+  wire::Reader r(bytes);
+  uint64_t count = 0;
+  if (!r.get(count) || count > bytes.size())
+    return false;
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string one;
+    RangeResult share;
+    if (!r.getString(one) || !decodeShare(one, share))
+      return false;
+    shares.push_back(std::move(share));
+  }
+  return r.done();
+}
+
+} // namespace
+
+void sortShares(std::vector<RangeResult> &shares) {
+  // Shares of another file count go first, where the merge declines them; the others by where
+  // they start (and an empty one before the share that starts where it does).
+  std::stable_sort(shares.begin(), shares.end(), [](const RangeResult &a, const RangeResult &b) {
+    if (a.files.size() != b.files.size())
+      return a.files.size() < b.files.size();
+    for (size_t f = 0; f < a.files.size(); ++f) {
+      if (a.files[f].begin != b.files[f].begin)
+        return a.files[f].begin < b.files[f].begin;
+      if (a.files[f].end != b.files[f].end)
+        return a.files[f].end < b.files[f].end;
+    }
+    return false;
+  });
 }
 
 void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transport &transport,
@@ -508,42 +737,68 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   const bool readable = !traces.fatal && !traces.files.empty();
   const std::optional<uint64_t> comm = readable ? cutCommunicator(traces) : std::nullopt;
   const uint64_t commId = comm.value_or(0);
+  // The rest is handed over in halves of at least two chunks per file: starting a share costs
+  // about a round of reading (its cuts, the communicators learnt again), so less is not worth it.
+  Handover handover(transport, traces, commId, 2 * options.readChunk, victimsOf(rank, size));
   if (rank == 0 && readable && (!comm || size < 2)) {
     stats.fellBack = comm ? "one process" : "no communicator spans every file";
     out = analyze(traces, options);
     stats.shareSeconds = since(t0);
+    if (size > 1)
+      handover.finish();
     transport.gather(std::string()); // the others' shares are not needed
     return;
   }
-  RangeResult share;
-  if (!readable)
-    share.unclean = "process " + std::to_string(rank) + " cannot analyze the traces as one run";
-  else if (!comm)
-    share.unclean =
+  std::vector<RangeResult> shares(1);
+  if (!readable) {
+    shares[0].unclean = "process " + std::to_string(rank) + " cannot analyze the traces as one run";
+  } else if (!comm) {
+    shares[0].unclean =
         "process " + std::to_string(rank) + " found no communicator spanning every file";
-  else
-    share = analyzeRange(traces, options, planShare(traces, commId, rank, size, balance()));
-  std::string encoded = encodeShare(share);
-  share = RangeResult{};
+  } else {
+    shares[0] =
+        analyzeRange(traces, options, planShare(traces, commId, rank, size, balance()), &handover);
+    // Done first: take the rest of a slower process's share, as often as one has some left.
+    for (int victim : handover.victims()) {
+      RangeSpec range;
+      bool damaged = false;
+      while (handover.ask(victim, range, damaged)) {
+        shares.push_back(analyzeRange(traces, options, range, &handover));
+        ++stats.taken;
+      }
+      if (damaged) {
+        RangeResult lost;
+        lost.unclean = "process " + std::to_string(rank) + " was handed a range that does not " +
+                       "fit its files";
+        shares.push_back(std::move(lost));
+        break;
+      }
+    }
+  }
+  handover.finish();
+  stats.given = handover.given();
+  std::string encoded = encodeShares(shares);
+  shares.clear();
   stats.shareSeconds = since(t0);
   std::vector<std::string> all = transport.gather(encoded);
   if (rank != 0 || !readable)
     return; // rank 0 has said why it cannot analyze the traces
   auto t1 = Clock::now();
-  std::vector<RangeResult> shares(all.size());
   std::string why;
   bool ok = true;
   for (size_t k = 0; k < all.size() && ok; ++k) {
     stats.bytesGathered += all[k].size();
-    ok = decodeShare(all[k], shares[k]);
+    ok = decodeShares(all[k], shares);
     all[k].clear();
     all[k].shrink_to_fit();
     if (!ok)
       why = "the message of process " + std::to_string(k) + " does not decode";
   }
-  if (ok)
-    ok = mergeJoining(traces, options, commId, size, balance(), std::move(shares), out, why,
-                      &stats.joined);
+  if (ok) {
+    stats.ranges = static_cast<int>(shares.size());
+    sortShares(shares);
+    ok = mergeJoining(traces, options, commId, std::move(shares), out, why, &stats.joined);
+  }
   if (!ok) {
     stats.fellBack = why;
     out = analyze(traces, options);

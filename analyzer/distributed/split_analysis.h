@@ -1,9 +1,12 @@
 // A split analysis: `mpirun -np K collcheck analyze DIR`. Process k reads the k-th share of
-// every file (share_plan.h), matches it with fresh aligners and logs its events; rank 0 gathers
-// the logs and counts, checks that every communicator's members were in step at every cut (and
-// nothing the shares could not see crosses one), and replays the logs into the one judge of the
-// job: the report is the one a single process writes. When a check fails, rank 0 analyzes the
-// job alone and says why on --timings; the report is the same, only slower.
+// every file (share_plan.h), matches it with fresh aligners and logs its events. A process that
+// finishes first asks a slower one for work: that one stops halfway through what it has left, at
+// a cut like the planned ones, and hands the rest over (so a process may send several ranges).
+// Rank 0 gathers the logs and counts, puts the ranges in order, checks that every communicator's
+// members were in step at every cut (and nothing the shares could not see crosses one), and
+// replays the logs into the one judge of the job: the report is the one a single process writes.
+// When a check fails, rank 0 analyzes the job alone and says why on --timings; the report is the
+// same, only slower.
 #pragma once
 
 #include "../load/trace_set.h"
@@ -21,6 +24,9 @@ struct SplitStats {
   double shareSeconds = 0;    // this process: planning and matching its share
   double mergeSeconds = 0;    // rank 0: checking and replaying the shares
   int joined = 0;             // cuts rank 0 read across again (two shares as one)
+  int ranges = 0;             // rank 0: the ranges merged (the processes' shares and the rest
+                              // of a share handed from one process to another)
+  int taken = 0, given = 0;   // this process: ranges it took over from others, or handed over
   std::string fellBack;       // why rank 0 analyzed the job alone; empty when it merged
 };
 
@@ -35,21 +41,29 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
                  const std::vector<RangeResult> &shares, AnalysisResult &out, std::string &why,
                  size_t *badCut = nullptr);
 
-// Rank 0's half: merges the shares of a split along `commId` in `count`; where a cut does not
-// join (a divergence within the lookahead of it, a send waiting across it, ranks out of step), it
-// reads the two shares beside it again as one, here, and tries again. False with `why` when no
-// joining helps (then rank 0 analyzes the job alone). `joined`: the cuts read across.
+// Rank 0's half: merges the shares of a split along `commId`, in the order of their ranges
+// (sortShares); where a cut does not join (a divergence within the lookahead of it, a send
+// waiting across it, ranks out of step), it reads the two shares beside it again as one, here,
+// and tries again. False with `why` when no joining helps (then rank 0 analyzes the job alone).
+// `joined`: the cuts read across.
 bool mergeJoining(const TraceSet &traces, const AnalysisOptions &options, uint64_t commId,
-                  int count, Balance balance, std::vector<RangeResult> shares, AnalysisResult &out,
-                  std::string &why, int *joined);
+                  std::vector<RangeResult> shares, AnalysisResult &out, std::string &why,
+                  int *joined);
+
+// Puts shares in the order of the slots they read (a process may send several: its own share and
+// what it took over from others); the merge checks that they then tile the files.
+void sortShares(std::vector<RangeResult> &shares);
 
 // What a share sends to rank 0, and back.
 std::string encodeShare(const RangeResult &share);
 bool decodeShare(const std::string &bytes, RangeResult &share);
 
 // The job in `count` shares, each analyzed here in turn and merged (tests, and the model of the
-// split in docs/performance.md); false with `why` as mergeShares.
+// split in docs/performance.md); false with `why` as mergeShares. `handoverEvery` > 0: every
+// share hands the second half of what it has left over at every handoverEvery-th look between
+// its rounds, as to a process that finished early (the halves are analyzed after the shares).
 bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
-                     AnalysisResult &out, std::string &why, Balance balance = Balance::Bytes);
+                     AnalysisResult &out, std::string &why, Balance balance = Balance::Bytes,
+                     uint64_t handoverEvery = 0);
 
 } // namespace collcheck::analyzer::distributed

@@ -40,6 +40,11 @@ struct Plugin {
   decltype(&collcheck_mpi_size) size = nullptr;
   decltype(&collcheck_mpi_gather) gather = nullptr;
   decltype(&collcheck_mpi_broadcast) broadcast = nullptr;
+  decltype(&collcheck_mpi_send) send = nullptr;
+  decltype(&collcheck_mpi_probe) probe = nullptr;
+  decltype(&collcheck_mpi_receive) receive = nullptr;
+  decltype(&collcheck_mpi_barrier_start) barrierStart = nullptr;
+  decltype(&collcheck_mpi_barrier_test) barrierTest = nullptr;
   decltype(&collcheck_mpi_finalize) finalize = nullptr;
   decltype(&collcheck_mpi_abort) abort = nullptr;
   decltype(&collcheck_mpi_last_error) lastError = nullptr;
@@ -95,6 +100,11 @@ public:
     wake_.notify_all();
     done_.wait(lock, [&] { return task_ == nullptr; });
     return true;
+  }
+  // Whether MPI_Init has returned, and succeeded, without waiting for it.
+  bool initializedNow() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return initialized_ && initRc_ == 0;
   }
   int initRc() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -164,6 +174,44 @@ public:
     call([&] { rc = plugin_.broadcast(&value); });
     check(rc, "broadcast");
     return value;
+  }
+
+  bool started() override { return mpi_.initializedNow(); }
+
+  void send(int dest, int tag, const std::string &bytes) override {
+    int rc = 0;
+    call([&] { rc = plugin_.send(dest, tag, bytes.data(), bytes.size()); });
+    check(rc, "send");
+  }
+
+  std::optional<std::pair<int, std::string>> poll(int tag) override {
+    int rc = 0, found = 0, source = -1;
+    std::string bytes;
+    call([&] {
+      uint64_t length = 0;
+      rc = plugin_.probe(tag, &found, &source, &length);
+      if (rc == 0 && found) {
+        bytes.resize(length);
+        rc = plugin_.receive(source, tag, bytes.data(), length);
+      }
+    });
+    check(rc, "probe or receive");
+    if (!found)
+      return std::nullopt;
+    return std::make_pair(source, std::move(bytes));
+  }
+
+  void enterBarrier() override {
+    int rc = 0;
+    call([&] { rc = plugin_.barrierStart(); });
+    check(rc, "barrier");
+  }
+
+  bool barrierDone() override {
+    int rc = 0, done = 0;
+    call([&] { rc = plugin_.barrierTest(&done); });
+    check(rc, "barrier");
+    return done != 0;
   }
 
   // Waits for MPI_Init; false with `error` when it failed or disagrees with the environment.
@@ -306,6 +354,11 @@ std::unique_ptr<Transport> connect(std::string &error) {
   bind(handle, "collcheck_mpi_size", plugin.size, missing);
   bind(handle, "collcheck_mpi_gather", plugin.gather, missing);
   bind(handle, "collcheck_mpi_broadcast", plugin.broadcast, missing);
+  bind(handle, "collcheck_mpi_send", plugin.send, missing);
+  bind(handle, "collcheck_mpi_probe", plugin.probe, missing);
+  bind(handle, "collcheck_mpi_receive", plugin.receive, missing);
+  bind(handle, "collcheck_mpi_barrier_start", plugin.barrierStart, missing);
+  bind(handle, "collcheck_mpi_barrier_test", plugin.barrierTest, missing);
   bind(handle, "collcheck_mpi_finalize", plugin.finalize, missing);
   bind(handle, "collcheck_mpi_abort", plugin.abort, missing);
   bind(handle, "collcheck_mpi_last_error", plugin.lastError, missing);

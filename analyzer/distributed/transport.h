@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace collcheck::analyzer::distributed {
@@ -24,6 +26,15 @@ public:
   virtual std::vector<std::string> gather(const std::string &mine) = 0;
   // Collective: rank 0's value, on every process.
   virtual int64_t broadcast(int64_t value) = 0;
+  // Whether the transport is up, without waiting for it (MPI starts while the shares are read).
+  virtual bool started() = 0;
+  // Point to point, small messages only (under 2 GiB).
+  virtual void send(int dest, int tag, const std::string &bytes) = 0;
+  // A message with `tag` from any process, if one waits: its source and bytes. Never blocks.
+  virtual std::optional<std::pair<int, std::string>> poll(int tag) = 0;
+  // A barrier that does not block: enter it once, then ask until every process has entered.
+  virtual void enterBarrier() = 0;
+  virtual bool barrierDone() = 0;
 };
 
 // True when this process was started as one of several processes of an MPI job (Open MPI,

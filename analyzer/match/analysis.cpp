@@ -80,8 +80,10 @@ constexpr uint64_t kMaxHoles = 4096; // a longer gap cuts the stream instead of 
 
 class Analysis final : public JobView, public StreamStatus, public EventSink {
 public:
-  Analysis(const TraceSet &traces, const AnalysisOptions &options, const RangeSpec *range)
-      : traces_(traces), options_(options), range_(range) {
+  Analysis(const TraceSet &traces, const AnalysisOptions &options, const RangeSpec *range,
+           RangeControl *control = nullptr)
+      : traces_(traces), options_(options), ownRange_(range ? *range : RangeSpec{}),
+        range_(range ? &ownRange_ : nullptr), control_(control) {
     if (range_) {
       events_ = &log_;
     } else {
@@ -272,7 +274,11 @@ private:
 
   const TraceSet &traces_;
   AnalysisOptions options_;
-  const RangeSpec *range_; // null: the whole files
+  RangeSpec ownRange_; // a share's range, which its control may shorten
+  RangeSpec *range_;   // null: the whole files
+  RangeControl *control_;
+  bool nearEnd_ = false; // control_->nearEnd() was called
+  void offerRest();
   std::optional<Judge> judge_;
   EventLog log_;
   JobEvents *events_ = nullptr;
@@ -858,8 +864,17 @@ std::vector<uint32_t> Analysis::commOrder(std::unordered_map<uint64_t, uint32_t>
 
 void Analysis::matchAll() {
   bool settled = false;
-  const bool ends = !range_ || range_->last; // the files end with this share
+  // Whether the files end with this share (a share that gave its rest away no longer does).
+  auto ends = [&] { return !range_ || range_->last; };
   while (true) {
+    if (control_ && !settled) {
+      if (control_->asked())
+        offerRest();
+      if (!nearEnd_ && !files_.empty() && endOf(0) - files_[0].next <= 2 * options_.readChunk) {
+        nearEnd_ = true;
+        control_->nearEnd();
+      }
+    }
     bool matchedRound = matchRoundInPlace(), read = matchedRound;
     for (size_t f = 0; f < files_.size() && !matchedRound; ++f) {
       if (!files_[f].done && files_[f].backlog < backlogLimit_) {
@@ -871,7 +886,7 @@ void Analysis::matchAll() {
     if (allDone && !settled) {
       if (range_)
         checkMembersKnown();
-      if (ends)
+      if (ends())
         settleUnknowns();
       settled = true;
     }
@@ -892,7 +907,7 @@ void Analysis::matchAll() {
       backlogLimit_ *= 2; // every reader paused and no aligner can go on: let them run ahead
     }
   }
-  if (!ends) {
+  if (!ends()) {
     for (auto &c : comms_)
       waitsAtEnd_ = waitsAtEnd_ || c->pointToPoint.waiting();
     return;
@@ -913,6 +928,31 @@ void Analysis::matchAll() {
         },
         [&](const PointToPointEvent &e) { pointToPointEvent(e); });
   }
+}
+
+void Analysis::offerRest() {
+  // Nothing is given once a file is read to its end: the aligners may already have concluded
+  // from a last share's end there.
+  std::vector<uint64_t> from;
+  bool open = true;
+  for (const FileState &fs : files_)
+    open = open && !fs.done;
+  if (open)
+    for (const FileState &fs : files_)
+      from.push_back(std::max(fs.next, fs.requested)); // slots asked of the read-ahead too
+  std::optional<std::vector<uint64_t>> end = control_->giveAway(from, *range_);
+  if (!end)
+    return;
+  bool fits = open && end->size() == files_.size();
+  for (size_t f = 0; f < files_.size() && fits; ++f)
+    fits = (*end)[f] > from[f] && (*end)[f] <= range_->end[f];
+  if (!fits) {
+    // The rest is another process's now, whatever this share reads: rank 0 must not merge it.
+    markUnclean("the share handed over a range it could not stop before");
+    return;
+  }
+  range_->end = std::move(*end);
+  range_->last = false;
 }
 
 // A share's member that no record of the share names is unknown here, yet known to a single
@@ -1024,8 +1064,8 @@ AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options) {
 }
 
 RangeResult analyzeRange(const TraceSet &traces, const AnalysisOptions &options,
-                         const RangeSpec &range) {
-  Analysis analysis(traces, options, &range);
+                         const RangeSpec &range, RangeControl *control) {
+  Analysis analysis(traces, options, &range, control);
   return analysis.runRange();
 }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace collcheck::analyzer {
@@ -105,7 +106,28 @@ struct RangeResult {
   std::string unclean;     // why this share cannot be merged exactly; empty when it can
 };
 
+// Lets a running share hand the rest of its range to a process that finished its own (split
+// analysis, analyzer/distributed). The share asks between rounds of reading, so a share stops
+// only where it has read nothing yet.
+class RangeControl {
+public:
+  virtual ~RangeControl() = default;
+  // Cheap, asked often: whether another process waits for work.
+  virtual bool asked() = 0;
+  // Once per share, when its first file has at most two chunks left to read: a process may then
+  // ask for its next work already, so that the answer is there when the share ends.
+  virtual void nearEnd() {}
+  // `from`: per file, the first slot this share has not read yet (empty: it can give nothing,
+  // a file is already read to its end); `range`: the share's range now. Returns where the share
+  // is to end instead (per file, after `from` and not after the end), having handed the slots
+  // from there to the end to the asker; nullopt: the share goes on to its end.
+  virtual std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
+                                                        const RangeSpec &range) = 0;
+};
+
+// `control`, when given, may shorten the range while it is read: the result then covers the
+// range as shortened (RangeFile::end, RangeResult::last).
 RangeResult analyzeRange(const TraceSet &traces, const AnalysisOptions &options,
-                         const RangeSpec &range);
+                         const RangeSpec &range, RangeControl *control = nullptr);
 
 } // namespace collcheck::analyzer

@@ -68,6 +68,23 @@ inline bool expectSameWhenSplit(const analyzer::TraceSet &traces,
   return true;
 }
 
+// The same, with the rest of every share handed over again and again mid-way (as to processes
+// that finished theirs early): small chunks, so that a share stops between rounds it has read.
+inline bool expectSameWithHandovers(const analyzer::TraceSet &traces,
+                                    const analyzer::AnalysisOptions &options,
+                                    const analyzer::AnalysisResult &single, int count) {
+  analyzer::AnalysisOptions small = options;
+  small.readChunk = 16;
+  analyzer::AnalysisResult split;
+  std::string why;
+  if (!analyzer::distributed::analyzeInShares(traces, small, count, split, why,
+                                              analyzer::distributed::Balance::Records, 3))
+    return false;
+  EXPECT_EQ(jsonReport(traces, single), jsonReport(traces, split))
+      << "in " << count << " shares, with handovers";
+  return true;
+}
+
 // Every folder the matcher tests analyze is also analyzed in 2, 3 and 4 shares.
 inline Analyzed analyzeDir(const std::string &dir, analyzer::AnalysisOptions options = {}) {
   Analyzed a{analyzer::TraceSet::open({dir}, 2), {}, {}};
@@ -75,6 +92,7 @@ inline Analyzed analyzeDir(const std::string &dir, analyzer::AnalysisOptions opt
   if (options.partitionCount == 1 && !a.traces.fatal && !a.traces.files.empty()) {
     for (int count : {2, 3, 4})
       expectSameWhenSplit(a.traces, options, a.result, count);
+    expectSameWithHandovers(a.traces, options, a.result, 2);
     // One thread matches the chunks where the files are mapped, two copy them ahead: one report.
     analyzer::AnalysisOptions other = options;
     other.readAhead = !options.readAhead;

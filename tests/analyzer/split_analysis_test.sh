@@ -202,6 +202,35 @@ check_set() { # name dir expect...
   done
 }
 
+# Handovers: with process SLOW made slow (COLLCHECK_SPLIT_SLOW_RANK: 1 ms at each of its looks
+# for askers, one per 16 records read of every file, so that it runs well past MPI's start), the
+# others finish first and take over the rest of its share, maybe again and again: the JSON report
+# must still be the single run's (check_set NAME left it), and more ranges than processes must
+# have been merged.
+check_handover() { # name dir k slow
+  local name=$1 dir=$2 k=$3 slow=$4
+  local out=$work/out/$name label="$name, -np $k, rank $4 slow"
+  local json=$out/split$k.slow$slow.json err=$out/split$k.slow$slow.err
+  checks=$((checks + 1))
+  export COLLCHECK_SPLIT_SLOW_RANK=$slow
+  launch "$k" "$out/rc$k.slow$slow" - 0 analyze --json - --fail-on never --timings --chunk 16 \
+    "$dir" > "$json" 2> "$err"
+  unset COLLCHECK_SPLIT_SLOW_RANK
+  [[ $launch_rc == 0 ]] || fail "$label: mpirun exited $launch_rc with --fail-on never"
+  check_statuses "$label" "$out/rc$k.slow$slow" "$k" 0
+  local alone ranges
+  alone=$(grep -o "analyzed by rank 0 alone: .*" "$err" || true)
+  ranges=$(grep -o "[0-9]* range(s) merged" "$err" | tr -dc 0-9 || true)
+  [[ -z $alone ]] || fail "$label: not merged ($alone)"
+  [[ ${ranges:-0} -gt $k ]] || fail "$label: nothing was handed over (${ranges:-no} ranges merged)"
+  echo "  -np $k, rank $slow slow: ${ranges:-?} ranges merged"
+  if ! cmp -s "$out/single.json" "$json"; then
+    fail "$label: the JSON report differs from the single run's"
+    show_diff "$out/single.json" "$json"
+    head -c 1000 "$err" && echo
+  fi
+}
+
 gen() { # name args...
   local name=$1
   shift
@@ -238,6 +267,14 @@ set_split=joined
 check_set skip "$work/traces/skip" '"rule": "missing-participant"'
 check_set skip_everything "$work/traces/skip_everything" '"communicators": 5,' \
   '"rule": "count-mismatch"' '"rule": "missing-participant"'
+for name in bugs subcomms_bugs skip; do
+  check_handover "$name" "$work/traces/$name" 2 0
+  check_handover "$name" "$work/traces/$name" 2 1
+  check_handover "$name" "$work/traces/$name" 4 2
+done
+# The hang's later shares hold the calls only some ranks made, and the files' unwritten ends:
+# no cut falls there, so only the first share (before the hang) has a rest to hand over.
+check_handover hang "$work/traces/hang" 2 0
 set_split=any
 rm -rf "$work/traces"
 

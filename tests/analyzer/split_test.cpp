@@ -178,6 +178,89 @@ TEST(Split, SharesThatDoNotTileTheFilesAreDeclined) {
   EXPECT_NE(why.find("rank2"), std::string::npos) << why;
 }
 
+// Hands the rest of the range over at the `at`-th time it is asked, and remembers what it gave.
+struct HandOverOnce final : analyzer::RangeControl {
+  const analyzer::TraceSet &traces;
+  uint64_t commId;
+  int at, asks = 0;
+  std::optional<analyzer::RangeSpec> given;
+  HandOverOnce(const analyzer::TraceSet &t, uint64_t c, int a) : traces(t), commId(c), at(a) {}
+  bool asked() override { return ++asks == at; }
+  std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
+                                                const analyzer::RangeSpec &range) override {
+    std::optional<std::vector<uint64_t>> cut =
+        from.empty() ? std::nullopt
+                     : analyzer::distributed::cutAhead(traces, commId, from, range.end, 2);
+    if (cut)
+      given = analyzer::RangeSpec{*cut, range.end, false, range.last, range.alongComm};
+    return cut;
+  }
+};
+
+TEST(Split, TheRestOfAShareHandedOverMidWayMergesIntoTheSingleReport) {
+  Analyzed single = analyzeDir(mismatchJob("split-handover"));
+  const uint64_t comm = *analyzer::distributed::cutCommunicator(single.traces);
+  int handedOver = 0;
+  for (int at = 1; at <= 8; ++at) {
+    for (int index : {0, 1}) {
+      for (bool readAhead : {false, true}) { // where the files are mapped, or copied ahead
+        analyzer::AnalysisOptions options;
+        options.readChunk = 4; // rounds of 4 slots: the share is asked between them
+        options.readAhead = readAhead;
+        HandOverOnce control(single.traces, comm, at);
+        analyzer::RangeSpec planned =
+            analyzer::distributed::planShare(single.traces, comm, index, 2, Balance::Records);
+        std::vector<analyzer::RangeResult> shares;
+        for (int k = 0; k < 2; ++k)
+          shares.push_back(k == index
+                               ? analyzer::analyzeRange(single.traces, options, planned, &control)
+                               : shareOf(single.traces, k, 2));
+        if (!control.given)
+          continue; // asked too late: too little was left to hand over
+        ++handedOver;
+        // The share ends where the rest was handed over, and no longer at the files' ends.
+        const analyzer::RangeResult &cut = shares[static_cast<size_t>(index)];
+        for (size_t f = 0; f < single.traces.files.size(); ++f) {
+          EXPECT_EQ(cut.files[f].end, control.given->begin[f]);
+          EXPECT_LT(cut.files[f].end, planned.end[f]);
+        }
+        EXPECT_FALSE(cut.last);
+        shares.push_back(analyzer::analyzeRange(single.traces, options, *control.given));
+        EXPECT_EQ(shares.back().last, planned.last);
+        analyzer::distributed::sortShares(shares);
+        analyzer::AnalysisResult merged;
+        std::string why;
+        ASSERT_TRUE(analyzer::distributed::mergeJoining(single.traces, options, comm, shares,
+                                                        merged, why, nullptr))
+            << "asked at " << at << " in share " << index << ": " << why;
+        EXPECT_EQ(jsonReport(single.traces, single.result), jsonReport(single.traces, merged))
+            << "asked at " << at << " in share " << index;
+      }
+    }
+  }
+  EXPECT_GT(handedOver, 12); // early asks hand over; late ones find too little left
+}
+
+TEST(Split, NothingIsHandedOverOnceAFileIsReadToItsEnd) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-handover-end")}, 1);
+  const uint64_t comm = *analyzer::distributed::cutCommunicator(traces);
+  std::vector<uint64_t> from, end;
+  for (const auto &file : traces.files) {
+    from.push_back(0);
+    end.push_back(file.reader->slotCount());
+  }
+  // Plenty left from the start; nothing when a file's next slot is already past the middle cut.
+  EXPECT_TRUE(analyzer::distributed::cutAhead(traces, comm, from, end, 4).has_value());
+  std::vector<uint64_t> late = end;
+  for (uint64_t &slot : late)
+    slot -= 2;
+  EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, late, end, 4).has_value());
+  std::vector<uint64_t> skewed = from;
+  skewed[1] = end[1] - 1; // one file read nearly to its end: the cut would fall behind it
+  EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, skewed, end, 4).has_value());
+  EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, {}, end, 4).has_value());
+}
+
 TEST(Split, MoreSharesThanPositionsGiveTheSingleReport) {
   Analyzed single = analyzeDir(mismatchJob("split-many"));
   analyzer::AnalysisResult split;

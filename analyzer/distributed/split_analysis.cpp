@@ -593,7 +593,8 @@ public:
   Handover(Transport &transport, const TraceSet &traces, uint64_t commId, uint64_t minSlots,
            std::vector<int> victims)
       : transport_(transport), traces_(traces), commId_(commId), minSlots_(minSlots),
-        slow_(slowRank() == transport.rank()), victims_(std::move(victims)) {}
+        slow_(slowRank() == transport.rank()), victims_(std::move(victims)),
+        next_(victims_.empty() ? -1 : victims_.front()) {}
 
   const std::vector<int> &victims() const { return victims_; }
 
@@ -638,23 +639,28 @@ public:
   // while it still reads (the one asked answers between two of its rounds, which at thousands of
   // files take tens of milliseconds).
   void nearEnd() override {
-    if (askedAhead_ < 0 && !victims_.empty() && transport_.started()) {
-      askedAhead_ = victims_.front();
+    if (askedAhead_ < 0 && next_ >= 0 && transport_.started()) {
+      askedAhead_ = next_;
       transport_.send(askedAhead_, kAskTag, std::string());
     }
   }
 
   // Asks `victim` for work (unless it was asked ahead) and waits for the answer, refusing the
-  // others meanwhile; false when it has none to give. A range that does not fit the files makes
-  // `damaged` true.
+  // others meanwhile; false when it has none to give. A range that does not fit the files, or an
+  // answer from another process, makes `damaged` true.
   bool ask(int victim, RangeSpec &range, bool &damaged) {
+    // Asks are answered in turn: the one asked ahead is always the one asked next (a share runs
+    // only between two answers of the same process), so at most one answer is awaited.
+    next_ = victim;
     if (std::exchange(askedAhead_, -1) != victim)
       transport_.send(victim, kAskTag, std::string());
     while (true) {
-      if (auto answer = transport_.poll(kGiveTag)) { // one ask at a time: it is the victim's
-        if (answer->second.empty())
+      if (auto answer = transport_.poll(kGiveTag)) {
+        if (answer->first == victim && answer->second.empty())
           return false;
-        damaged = !decodeRange(answer->second, traces_, range);
+        // From another process, an answer nobody awaits: its range would be read by no one, so
+        // the shares cannot tile the files (rank 0 then analyzes alone).
+        damaged = answer->first != victim || !decodeRange(answer->second, traces_, range);
         return !damaged;
       }
       refuse();
@@ -682,6 +688,7 @@ private:
   std::vector<int> victims_;
   int asker_ = -1, given_ = 0;
   int askedAhead_ = -1; // the process asked before this one's share ended
+  int next_;            // the process this one asks next (-1: none)
   Clock::time_point nextLook_{};
 };
 
@@ -769,7 +776,7 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
       if (damaged) {
         RangeResult lost;
         lost.unclean = "process " + std::to_string(rank) + " was handed a range that does not " +
-                       "fit its files";
+                       "fit its files, or that it did not ask for";
         shares.push_back(std::move(lost));
         break;
       }

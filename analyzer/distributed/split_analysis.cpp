@@ -560,8 +560,9 @@ bool decodeRange(const std::string &bytes, const TraceSet &traces, RangeSpec &ra
   return true;
 }
 
-// COLLCHECK_SPLIT_SLOW_RANK=R makes process R pause 1 ms each time its share asks for askers:
-// the tests use it to make the others finish first and take over the rest of its work.
+// COLLCHECK_SPLIT_SLOW_RANK=R makes process R slow, for the tests: at its first look for askers
+// it waits until one asks (up to 10 s; so another process surely finishes first, whenever MPI
+// starts), then it pauses 1 ms at every look.
 int slowRank() {
   const char *text = std::getenv("COLLCHECK_SPLIT_SLOW_RANK");
   if (!text || !*text)
@@ -600,7 +601,7 @@ public:
 
   bool asked() override {
     if (slow_)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      slowDown();
     // A look costs a round trip to the MPI thread: a few per 10 ms are plenty. Before MPI has
     // started nobody can ask, and waiting for it here would undo hiding its start.
     auto now = Clock::now();
@@ -681,10 +682,24 @@ public:
   int given() const { return given_; }
 
 private:
+  void slowDown() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (std::exchange(waitedForAsker_, true))
+      return;
+    const auto until = Clock::now() + std::chrono::seconds(10);
+    while (asker_ < 0 && Clock::now() < until) {
+      if (transport_.started())
+        if (auto message = transport_.poll(kAskTag))
+          asker_ = message->first;
+      if (asker_ < 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
   Transport &transport_;
   const TraceSet &traces_;
   uint64_t commId_, minSlots_;
-  bool slow_;
+  bool slow_, waitedForAsker_ = false;
   std::vector<int> victims_;
   int asker_ = -1, given_ = 0;
   int askedAhead_ = -1; // the process asked before this one's share ended

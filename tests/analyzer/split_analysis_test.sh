@@ -202,8 +202,8 @@ check_set() { # name dir expect...
   done
 }
 
-# Handovers: with process SLOW made slow (COLLCHECK_SPLIT_SLOW_RANK: 1 ms at each of its looks
-# for askers, one per 16 records read of every file, so that it runs well past MPI's start), the
+# Handovers: with process SLOW made slow (COLLCHECK_SPLIT_SLOW_RANK: it waits at its first look for
+# askers until one asks, then pauses 1 ms at each look, one per 16 records read of every file), the
 # others finish first and take over the rest of its share, maybe again and again: the JSON report
 # must still be the single run's (check_set NAME left it), and more ranges than processes must
 # have been merged.

@@ -54,6 +54,16 @@ uint64_t usedSlots(const format::Reader &reader) {
   return n;
 }
 
+// In every file, the first slot at which the calls on `commId` have sequence numbers `seq` or
+// later (the first file's slot is the guess for the others: files of one program agree).
+std::vector<uint64_t> cutsAt(const TraceSet &traces, uint64_t commId, uint64_t seq) {
+  uint64_t guess = cutSlot(*traces.files[0].reader, commId, seq, 0);
+  std::vector<uint64_t> cuts(traces.files.size());
+  for (size_t f = 0; f < traces.files.size(); ++f)
+    cuts[f] = cutSlot(*traces.files[f].reader, commId, seq, guess);
+  return cuts;
+}
+
 // The cut of boundary `k` of `count` in every file (0: the files' starts; count: their ends).
 std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, int count,
                                Balance balance) {
@@ -74,10 +84,7 @@ std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, i
     return std::vector<uint64_t>(traces.files.size(), 0);
   if (seq == UINT64_MAX)
     return cuts; // past the communicator's last call: the share before reads the files' ends
-  uint64_t guess = cutSlot(first, commId, seq, 0);
-  for (size_t f = 0; f < traces.files.size(); ++f)
-    cuts[f] = cutSlot(*traces.files[f].reader, commId, seq, guess);
-  return cuts;
+  return cutsAt(traces, commId, seq);
 }
 
 } // namespace
@@ -135,13 +142,10 @@ std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t c
   uint64_t seq = nextSeqAt(first, from[0] + (end[0] - from[0]) / 2, commId);
   if (seq == 0 || seq == UINT64_MAX)
     return std::nullopt;
-  uint64_t guess = cutSlot(first, commId, seq, 0);
-  std::vector<uint64_t> cuts(files);
-  for (size_t f = 0; f < files; ++f) {
-    cuts[f] = f == 0 ? guess : cutSlot(*traces.files[f].reader, commId, seq, guess);
+  std::vector<uint64_t> cuts = cutsAt(traces, commId, seq);
+  for (size_t f = 0; f < files; ++f)
     if (cuts[f] <= from[f] || cuts[f] > end[f])
       return std::nullopt;
-  }
   return cuts;
 }
 

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <thread>

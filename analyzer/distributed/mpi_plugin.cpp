@@ -18,6 +18,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <vector>
@@ -38,6 +39,32 @@ uint64_t pieceBytes = kDefaultPieceBytes;
 bool weInitialized = false;
 char lastError[MPI_MAX_ERROR_STRING + 256] = "no error";
 MPI_Request barrier = MPI_REQUEST_NULL;
+
+// Point-to-point messages on their way, each with its own copy of the bytes. A range handed over
+// for thousands of files is past every eager limit: a blocking send would hold the giver until
+// the asker, still reading its own last chunks, posts the receive.
+struct Outgoing {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::unique_ptr<char[]> bytes;
+};
+std::vector<Outgoing> outgoing;
+
+// Forgets the sends that have completed; the others stay.
+int retireSent() {
+  for (size_t i = 0; i < outgoing.size();) {
+    int done = 0;
+    int rc = MPI_Test(&outgoing[i].request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+      return rc;
+    if (done) {
+      outgoing[i] = std::move(outgoing.back());
+      outgoing.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return MPI_SUCCESS;
+}
 
 int fail(const char *what, int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -230,15 +257,31 @@ COLLCHECK_MPI_EXPORT int collcheck_mpi_send(int dest, int tag, const void *data,
     return notConnected();
   if (bytes > static_cast<uint64_t>(INT_MAX))
     return failWith(MPI_ERR_COUNT, "send: the message is too long for one piece");
-  int rc = MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm);
-  return rc == MPI_SUCCESS ? rc : fail("MPI_Send", rc);
+  int rc = retireSent();
+  if (rc != MPI_SUCCESS)
+    return fail("MPI_Test (send)", rc);
+  Outgoing message;
+  message.bytes.reset(new (std::nothrow) char[std::max<uint64_t>(bytes, 1)]);
+  if (!message.bytes)
+    return failWith(MPI_ERR_NO_MEM, "send: no memory for the message");
+  if (bytes > 0)
+    std::memcpy(message.bytes.get(), data, bytes);
+  rc = MPI_Isend(message.bytes.get(), static_cast<int>(bytes), MPI_BYTE, dest, tag, comm,
+                 &message.request);
+  if (rc != MPI_SUCCESS)
+    return fail("MPI_Isend", rc);
+  outgoing.push_back(std::move(message));
+  return MPI_SUCCESS;
 }
 
 COLLCHECK_MPI_EXPORT int collcheck_mpi_probe(int tag, int *found, int *source, uint64_t *bytes) {
   if (comm == MPI_COMM_NULL)
     return notConnected();
+  int rc = retireSent();
+  if (rc != MPI_SUCCESS)
+    return fail("MPI_Test (send)", rc);
   MPI_Status status;
-  int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, found, &status);
+  rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, found, &status);
   if (rc != MPI_SUCCESS)
     return fail("MPI_Iprobe", rc);
   if (*found) {
@@ -278,6 +321,10 @@ COLLCHECK_MPI_EXPORT void collcheck_mpi_finalize(void) {
   MPI_Finalized(&finalized);
   if (finalized)
     return;
+  // Every message sent was awaited by its receiver, so these complete.
+  for (Outgoing &message : outgoing)
+    MPI_Wait(&message.request, MPI_STATUS_IGNORE);
+  outgoing.clear();
   if (comm != MPI_COMM_NULL)
     MPI_Comm_free(&comm);
   if (weInitialized) {

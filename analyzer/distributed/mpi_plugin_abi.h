@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#define COLLCHECK_MPI_ABI_VERSION 2
+#define COLLCHECK_MPI_ABI_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,8 +28,9 @@ int collcheck_mpi_gather(const void *data, uint64_t bytes, collcheck_mpi_deliver
                          void *ctx);
 // Collective: `*value` becomes rank 0's value on every process.
 int collcheck_mpi_broadcast(int64_t *value);
-// Point to point, for small messages (under 2 GiB): the work a process that finished its share
-// asks another for. A send returns once the message is on its way (the messages are small).
+// Point to point, for messages under 2 GiB: the work a process that finished its share asks
+// another for. A send never waits for the receiver: it copies the bytes and returns; finalizing
+// waits until every message sent has been received.
 int collcheck_mpi_send(int dest, int tag, const void *data, uint64_t bytes);
 // Whether a message with `tag` from any process waits; if so (*found 1), its *source and *bytes.
 int collcheck_mpi_probe(int tag, int *found, int *source, uint64_t *bytes);

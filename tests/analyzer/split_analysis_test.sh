@@ -275,6 +275,16 @@ done
 # The hang's later shares hold the calls only some ranks made, and the files' unwritten ends:
 # no cut falls there, so only the first share (before the hang) has a rest to hand over.
 check_handover hang "$work/traces/hang" 2 0
+# (i) A wide job: a range handed over names its cut in each of 512 files (8 KiB), past MPI's
+# eager limit for shared memory (4 KiB), so the answer travels by rendezvous, which completes only
+# once the asker receives it. Short files: cut among their records.
+gen wide 512 600 --bug-every 97
+export COLLCHECK_SPLIT_BALANCE=records
+set_split=merged
+check_set wide "$work/traces/wide" '"rule": "count-mismatch"'
+check_handover wide "$work/traces/wide" 2 0
+check_handover wide "$work/traces/wide" 4 1
+unset COLLCHECK_SPLIT_BALANCE
 set_split=any
 rm -rf "$work/traces"
 

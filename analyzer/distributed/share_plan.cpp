@@ -133,13 +133,17 @@ RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int coun
 
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
-                                              const std::vector<uint64_t> &end, uint64_t minSlots) {
+                                              const std::vector<uint64_t> &end, uint64_t minSlots,
+                                              uint64_t askerLeft) {
   const size_t files = traces.files.size();
-  if (files == 0 || from.size() != files || end.size() != files || from[0] >= end[0] ||
-      end[0] - from[0] < 2 * std::max<uint64_t>(minSlots, 1))
+  if (files == 0 || from.size() != files || end.size() != files || from[0] >= end[0])
+    return std::nullopt;
+  // This share keeps (left + askerLeft) / 2 and gives the rest: both then end together.
+  const uint64_t left = end[0] - from[0];
+  if (left < askerLeft || left - askerLeft < 2 * std::max<uint64_t>(minSlots, 1))
     return std::nullopt;
   const format::Reader &first = *traces.files[0].reader;
-  uint64_t seq = nextSeqAt(first, from[0] + (end[0] - from[0]) / 2, commId);
+  uint64_t seq = nextSeqAt(first, from[0] + (left + askerLeft) / 2, commId); // askerLeft <= left
   if (seq == 0 || seq == UINT64_MAX)
     return std::nullopt;
   std::vector<uint64_t> cuts = cutsAt(traces, commId, seq);

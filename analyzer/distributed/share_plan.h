@@ -31,13 +31,16 @@ enum class Balance { Bytes, Records };
 RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
                     Balance balance = Balance::Bytes);
 
-// Where a running share can stop to hand the second half of what it has left to another process:
-// in every file after call S-1 of `commId`, S taken halfway between `from` and `end` in the first
-// file. `from`: per file, the first slot the share has not read; `end`: its range's end. Nullopt
-// when fewer than 2 x `minSlots` are left of the first file, or when the cut would fall where a
-// file was read already (files out of step) or past a file's end.
+// Where a running share can stop to hand the rest of what it has left to another process, which
+// itself has `askerLeft` slots of its first file still to read: in every file after call S-1 of
+// `commId`, S taken in the first file where both are left the same (halfway between `from` and
+// `end` when the asker has nothing left). `from`: per file, the first slot the share has not
+// read; `end`: its range's end. Nullopt when either would get fewer than `minSlots` of the first
+// file, or when the cut would fall where a file was read already (files out of step) or past a
+// file's end.
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
-                                              const std::vector<uint64_t> &end, uint64_t minSlots);
+                                              const std::vector<uint64_t> &end, uint64_t minSlots,
+                                              uint64_t askerLeft = 0);
 
 } // namespace collcheck::analyzer::distributed

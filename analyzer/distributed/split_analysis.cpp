@@ -608,7 +608,7 @@ public:
     if (asker_ < 0 && now >= nextLook_ && transport_.started()) {
       nextLook_ = now + std::chrono::milliseconds(5);
       if (auto message = transport_.poll(kAskTag))
-        asker_ = message->first;
+        takeAsk(*message);
     }
     return asker_ >= 0;
   }
@@ -619,8 +619,9 @@ public:
     // A share that is about to end itself keeps its last chunks: two processes near their ends
     // would otherwise trade them, each paying a share's start for little.
     std::optional<std::vector<uint64_t>> cut =
-        from.empty() || askedAhead_ >= 0 ? std::nullopt
-                                         : cutAhead(traces_, commId_, from, range.end, minSlots_);
+        from.empty() || askedAhead_ >= 0
+            ? std::nullopt
+            : cutAhead(traces_, commId_, from, range.end, minSlots_, askerLeft_);
     transport_.send(asker, kGiveTag,
                     cut ? encodeRange({*cut, range.end, false, range.last, range.alongComm})
                         : std::string());
@@ -638,11 +639,14 @@ public:
 
   // The share running here is about to end: ask the first process it will ask for work now,
   // while it still reads (the one asked answers between two of its rounds, which at thousands of
-  // files take tens of milliseconds).
-  void nearEnd() override {
+  // files take tens of milliseconds). The ask says how much this share still reads, so that the
+  // one asked keeps that much more than it gives: both then end together, instead of the asker's
+  // last chunks coming on top of its half. (The asker reads on until the answer comes, but then
+  // starts a share, which costs about as much.)
+  void nearEnd(uint64_t left) override {
     if (askedAhead_ < 0 && next_ >= 0 && transport_.started()) {
       askedAhead_ = next_;
-      transport_.send(askedAhead_, kAskTag, std::string());
+      transport_.send(askedAhead_, kAskTag, encodeLeft(left));
     }
   }
 
@@ -654,7 +658,7 @@ public:
     // only between two answers of the same process), so at most one answer is awaited.
     next_ = victim;
     if (std::exchange(askedAhead_, -1) != victim)
-      transport_.send(victim, kAskTag, std::string());
+      transport_.send(victim, kAskTag, encodeLeft(0));
     while (true) {
       if (auto answer = transport_.poll(kGiveTag)) {
         if (answer->first == victim && answer->second.empty())
@@ -682,6 +686,19 @@ public:
   int given() const { return given_; }
 
 private:
+  static std::string encodeLeft(uint64_t left) {
+    wire::Writer w;
+    w.put<uint64_t>(left);
+    return w.take();
+  }
+  // An ask that does not decode counts as one from a process with nothing left.
+  void takeAsk(const std::pair<int, std::string> &message) {
+    asker_ = message.first;
+    wire::Reader r(message.second);
+    if (!r.get(askerLeft_) || !r.done())
+      askerLeft_ = 0;
+  }
+
   void slowDown() {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (std::exchange(waitedForAsker_, true))
@@ -690,7 +707,7 @@ private:
     while (asker_ < 0 && Clock::now() < until) {
       if (transport_.started())
         if (auto message = transport_.poll(kAskTag))
-          asker_ = message->first;
+          takeAsk(*message);
       if (asker_ < 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -702,8 +719,9 @@ private:
   bool slow_, waitedForAsker_ = false;
   std::vector<int> victims_;
   int asker_ = -1, given_ = 0;
-  int askedAhead_ = -1; // the process asked before this one's share ended
-  int next_;            // the process this one asks next (-1: none)
+  uint64_t askerLeft_ = 0; // slots of its first file the asker still reads itself
+  int askedAhead_ = -1;    // the process asked before this one's share ended
+  int next_;               // the process this one asks next (-1: none)
   Clock::time_point nextLook_{};
 };
 

@@ -872,7 +872,7 @@ void Analysis::matchAll() {
         offerRest();
       if (!nearEnd_ && !files_.empty() && endOf(0) - files_[0].next <= 2 * options_.readChunk) {
         nearEnd_ = true;
-        control_->nearEnd();
+        control_->nearEnd(endOf(0) - files_[0].next);
       }
     }
     bool matchedRound = matchRoundInPlace(), read = matchedRound;

@@ -114,9 +114,10 @@ public:
   virtual ~RangeControl() = default;
   // Cheap, asked often: whether another process waits for work.
   virtual bool asked() = 0;
-  // Once per share, when its first file has at most two chunks left to read: a process may then
-  // ask for its next work already, so that the answer is there when the share ends.
-  virtual void nearEnd() {}
+  // Once per share, when its first file has at most two chunks left to read (`left` slots): a
+  // process may then ask for its next work already, so that the answer is there when the share
+  // ends.
+  virtual void nearEnd(uint64_t left) { (void)left; }
   // `from`: per file, the first slot this share has not read yet (empty: it can give nothing,
   // a file is already read to its end); `range`: the share's range now. Returns where the share
   // is to end instead (per file, after `from` and not after the end), having handed the slots

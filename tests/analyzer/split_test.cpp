@@ -261,6 +261,32 @@ TEST(Split, NothingIsHandedOverOnceAFileIsReadToItsEnd) {
   EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, {}, end, 4).has_value());
 }
 
+TEST(Split, AnAskerWithChunksLeftGetsLessOfTheRest) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-handover-left")}, 1);
+  const uint64_t comm = *analyzer::distributed::cutCommunicator(traces);
+  std::vector<uint64_t> from, end;
+  for (const auto &file : traces.files) {
+    from.push_back(0);
+    end.push_back(file.reader->slotCount());
+  }
+  const uint64_t left = end[0] - from[0];
+  auto halves = analyzer::distributed::cutAhead(traces, comm, from, end, 4);
+  ASSERT_TRUE(halves.has_value());
+  // The asker still reads a quarter of what this share has left: it gets 3/8, this share keeps
+  // 5/8 (in the first file, up to the next call on the communicator).
+  auto uneven = analyzer::distributed::cutAhead(traces, comm, from, end, 4, left / 4);
+  ASSERT_TRUE(uneven.has_value());
+  EXPECT_GE((*uneven)[0], from[0] + left * 5 / 8);
+  EXPECT_LT((*uneven)[0], from[0] + left * 5 / 8 + 16);
+  for (size_t f = 0; f < end.size(); ++f)
+    EXPECT_GT((*uneven)[f], (*halves)[f]) << "file " << f;
+  // Nothing when the asker would end after this share anyway, or either would get too little.
+  EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, from, end, 4, left).has_value());
+  EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, from, end, 4, left + 1).has_value());
+  EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, from, end, 4, left - 7).has_value());
+  EXPECT_TRUE(analyzer::distributed::cutAhead(traces, comm, from, end, 4, left - 64).has_value());
+}
+
 TEST(Split, MoreSharesThanPositionsGiveTheSingleReport) {
   Analyzed single = analyzeDir(mismatchJob("split-many"));
   analyzer::AnalysisResult split;

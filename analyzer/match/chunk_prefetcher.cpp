@@ -15,7 +15,12 @@ void classifyChunk(const format::Record *records, uint64_t count, format::SlotSt
   // place.
   uint64_t length = 0;
   bool inRun = true;
+  // The chunk crosses a page every 64 records, where the hardware prefetcher stops: asking 2 KiB
+  // ahead keeps the next page's lines coming while these are classified.
+  constexpr uint64_t kAhead = 32;
   for (uint64_t i = 0; i < count; ++i) {
+    if (i + kAhead < count)
+      __builtin_prefetch(&records[i + kAhead]);
     const format::Record &r = records[i];
     states[i] = format::classify(r);
     inRun = inRun && states[i] == format::SlotState::Published &&

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Measures the split analysis: `collcheck analyze --threads 1` under `mpirun -np 1` and
 # `mpirun -np 2` (the records divided by sequence range across the processes), against the default
-# single process (which reads ahead on a second thread), 3 runs each, on one generated job. Usage:
+# single process (which reads ahead on a second thread), RUNS rounds (default 5) of the three in
+# turn, on one generated job. Usage:
 #   bench/analyzer/split.sh BUILD_DIR [RANKS=4096] [COLLECTIVES=25000] [WORK_DIR]
 # In the environment: SUB_COMMS=G adds communicators of G consecutive ranks (one small call on them
 # every 4 world calls), BUG_EVERY=N makes rank 1 pass a wrong count every N calls (slow path),
-# MPIRUN replaces the launcher (default: mpirun --mca btl self,vader, --allow-run-as-root as root).
+# MPIRUN replaces the launcher (default: mpirun --mca btl self,vader, --allow-run-as-root as root),
+# RUNS sets the number of rounds.
 # Prints per run: wall seconds (of the whole mpirun, and of the slowest process), CPU seconds (all
-# processes), peak RSS of each process, the lines of --timings, and the speed-ups.
+# processes), peak RSS and major page faults (reads from disk) of each process, the lines of
+# --timings, and the speed-ups; then the median and the best of each.
 # Needs about RANKS x (COLLECTIVES + 200) x 64 bytes of free disk (4096 x 25000: about 6.6 GB; the
 # writer reserves whole MiB, so a little more), and as much free memory for the page cache; the
 # traces are deleted afterwards.
@@ -58,9 +61,16 @@ t1=$(date +%s.%N)
 job="$ranks ranks x $collectives calls${SUB_COMMS:+, sub-comms of $SUB_COMMS}"
 job+="${BUG_EVERY:+, a wrong count every $BUG_EVERY calls}"
 echo "generated: $job: $(du -sh "$traces" | cut -f1) in $(calc "$t1 - $t0") s"
-# Let the writeback of the fresh files finish, then warm the page cache the same way for all.
+# Let the writeback of the fresh files finish, drop the files from the page cache and read them
+# back: the cache then holds what a reader of a file system gets (read-ahead's large folios, which
+# cost the mapping's page faults less than the single pages the generator wrote), the same in
+# every run of this script.
 sync
-cat "$traces"/*.cctrace > /dev/null
+for f in "$traces"/*.cctrace; do dd if="$f" iflag=nocache count=0 status=none; done
+# Read again before each run: an idle machine may evict page cache that nobody maps (this VM's
+# kernel pages out what was not touched for a minute), and a run would then read from disk.
+warm() { cat "$traces"/*.cctrace > /dev/null; }
+warm
 
 options=(analyze --quiet --progress=never --timings)
 # From /usr/bin/time -v: elapsed wall seconds ([h:]m:s), user + system seconds, peak RSS in MiB.
@@ -70,6 +80,7 @@ wall() {
 }
 cpu() { awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {printf "%.2f", u + s}' "$1"; }
 rss() { awk '/Maximum resident set size/ {printf "%d", $6 / 1024}' "$1"; }
+majors() { awk -F': ' '/Major \(requiring I\/O\) page faults/ {printf "%d", $2}' "$1"; }
 
 # One measured run; writes LOGS/NAME.time.R (/usr/bin/time -v) and LOGS/NAME.err.R (stderr) for
 # each process R, prints its line, and sets run_wall to the wall seconds of the whole command.
@@ -78,6 +89,7 @@ measure() { # name np(0: no mpirun) args...
   shift 2
   rm -f "$logs/$name".*
   local s0 s1
+  warm
   s0=$(date +%s.%N)
   if [[ $np == 0 ]]; then
     /usr/bin/time -v -o "$logs/$name.time.0" "$collcheck" "$@" 2> "$logs/$name.err.0" || true
@@ -100,10 +112,10 @@ measure() { # name np(0: no mpirun) args...
     local r=${f##*.}
     total_cpu=$(calc "$total_cpu + $(cpu "$f")")
     slowest=$(awk -v a="$(wall "$f")" -v b="$slowest" 'BEGIN {print (a > b ? a : b)}')
-    per+=" [$r] $(wall "$f") s, $(rss "$f") MiB;"
+    per+=" [$r] $(wall "$f") s, $(rss "$f") MiB, $(majors "$f");"
   done
   echo "  $name: wall ${run_wall} s (slowest process ${slowest} s), cpu ${total_cpu} s;" \
-    "per process (wall, peak RSS):${per}"
+    "per process (wall, peak RSS, major faults):${per}"
   for f in "$logs/$name".err.*; do
     grep "^collcheck analyze: " "$f" | sed "s/^collcheck analyze: /    [${f##*.}] /" || true
     # Anything else on stderr (an error) is shown too.
@@ -111,8 +123,8 @@ measure() { # name np(0: no mpirun) args...
   done
 }
 
-declare -a np1 np2 single
-for run in 1 2 3; do
+declare -a np1 np2 single ratios
+for run in $(seq "${RUNS:-5}"); do
   echo "run $run (load $(cut -d' ' -f1 /proc/loadavg)):"
   measure np1 1 "${options[@]}" --threads 1 "$traces"
   np1+=("$run_wall")
@@ -120,12 +132,20 @@ for run in 1 2 3; do
   np2+=("$run_wall")
   measure single 0 "${options[@]}" "$traces"
   single+=("$run_wall")
-  echo "  speed-up np1/np2 $(calc "${np1[-1]} / ${np2[-1]}")," \
-    "single/np2 $(calc "${single[-1]} / ${np2[-1]}")"
+  ratios+=("$(calc "${np1[-1]} / ${np2[-1]}")")
+  echo "  speed-up np1/np2 ${ratios[-1]}, single/np2 $(calc "${single[-1]} / ${np2[-1]}")"
 done
 best() { printf '%s\n' "$@" | sort -n | head -1; }
+# The middle value (the mean of the two middle ones for an even count).
+median() {
+  printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1}
+    END {printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
 b1=$(best "${np1[@]}") b2=$(best "${np2[@]}") bs=$(best "${single[@]}")
-echo "best of 3: np1 ${b1} s, np2 ${b2} s, single ${bs} s;" \
+echo "best of ${#np1[@]}: np1 ${b1} s, np2 ${b2} s, single ${bs} s;" \
   "speed-up np1/np2 $(calc "$b1 / $b2"), single/np2 $(calc "$bs / $b2")"
+echo "median of ${#np1[@]}: np1 $(median "${np1[@]}") s, np2 $(median "${np2[@]}") s," \
+  "single $(median "${single[@]}") s; speed-ups np1/np2 of each round: ${ratios[*]}" \
+  "(median $(median "${ratios[@]}"))"
 "$collcheck" analyze --progress=never "$traces" | tail -1 || true
 uptime

@@ -241,14 +241,18 @@ TEST(Split, TheRestOfAShareHandedOverMidWayMergesIntoTheSingleReport) {
   EXPECT_GT(handedOver, 12); // early asks hand over; late ones find too little left
 }
 
+// Every file's slot count: the end of a range over the whole files.
+std::vector<uint64_t> fileEnds(const analyzer::TraceSet &traces) {
+  std::vector<uint64_t> end;
+  for (const auto &file : traces.files)
+    end.push_back(file.reader->slotCount());
+  return end;
+}
+
 TEST(Split, NothingIsHandedOverOnceAFileIsReadToItsEnd) {
   analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-handover-end")}, 1);
   const uint64_t comm = *analyzer::distributed::cutCommunicator(traces);
-  std::vector<uint64_t> from, end;
-  for (const auto &file : traces.files) {
-    from.push_back(0);
-    end.push_back(file.reader->slotCount());
-  }
+  const std::vector<uint64_t> from(traces.files.size(), 0), end = fileEnds(traces);
   // Plenty left from the start; nothing when a file's next slot is already past the middle cut.
   EXPECT_TRUE(analyzer::distributed::cutAhead(traces, comm, from, end, 4).has_value());
   std::vector<uint64_t> late = end;
@@ -264,11 +268,7 @@ TEST(Split, NothingIsHandedOverOnceAFileIsReadToItsEnd) {
 TEST(Split, AnAskerWithChunksLeftGetsLessOfTheRest) {
   analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-handover-left")}, 1);
   const uint64_t comm = *analyzer::distributed::cutCommunicator(traces);
-  std::vector<uint64_t> from, end;
-  for (const auto &file : traces.files) {
-    from.push_back(0);
-    end.push_back(file.reader->slotCount());
-  }
+  const std::vector<uint64_t> from(traces.files.size(), 0), end = fileEnds(traces);
   const uint64_t left = end[0] - from[0];
   auto halves = analyzer::distributed::cutAhead(traces, comm, from, end, 4);
   ASSERT_TRUE(halves.has_value());

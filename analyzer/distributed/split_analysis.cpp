@@ -661,11 +661,16 @@ public:
       transport_.send(victim, kAskTag, encodeLeft(0));
     while (true) {
       if (auto answer = transport_.poll(kGiveTag)) {
-        if (answer->first == victim && answer->second.empty())
-          return false;
         // From another process, an answer nobody awaits: its range would be read by no one, so
-        // the shares cannot tile the files (rank 0 then analyzes alone).
-        damaged = answer->first != victim || !decodeRange(answer->second, traces_, range);
+        // the shares cannot tile the files (rank 0 then analyzes alone). The victim's answer is
+        // still awaited: a message left unreceived would hold its sender at MPI_Finalize.
+        if (answer->first != victim) {
+          damaged = true;
+          continue;
+        }
+        if (damaged || answer->second.empty())
+          return false;
+        damaged = !decodeRange(answer->second, traces_, range);
         return !damaged;
       }
       refuse();

@@ -499,8 +499,9 @@ bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int
     bool asked() override { return every > 0 && ++polls % every == 0; }
     std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
                                                   const RangeSpec &range) override {
+      // An empty `from` (a file read to its end) gives nothing: cutAhead checks the sizes.
       std::optional<std::vector<uint64_t>> cut =
-          from.empty() ? std::nullopt : cutAhead(traces, commId, from, range.end, minSlots);
+          cutAhead(traces, commId, from, range.end, minSlots);
       if (cut)
         given.push_back({*cut, range.end, false, range.last, range.alongComm});
       return cut;
@@ -586,8 +587,8 @@ std::vector<int> victimsOf(int rank, int size) {
 }
 
 // A process's side of the handovers: while its share runs, it answers the processes that
-// finished theirs, handing over the second half of what it has left (RangeControl); once it has
-// no range running, it answers every ask with none.
+// finished theirs, handing over part of what it has left, so that both end together
+// (RangeControl); once it has no range running, it answers every ask with none.
 class Handover final : public RangeControl {
 public:
   // `victims`: whom this process asks for work, in order (victimsOf).
@@ -617,11 +618,11 @@ public:
                                                 const RangeSpec &range) override {
     const int asker = std::exchange(asker_, -1);
     // A share that is about to end itself keeps its last chunks: two processes near their ends
-    // would otherwise trade them, each paying a share's start for little.
+    // would otherwise trade them, each paying a share's start for little. (An empty `from` gives
+    // nothing: cutAhead checks the sizes.)
     std::optional<std::vector<uint64_t>> cut =
-        from.empty() || askedAhead_ >= 0
-            ? std::nullopt
-            : cutAhead(traces_, commId_, from, range.end, minSlots_, askerLeft_);
+        askedAhead_ >= 0 ? std::nullopt
+                         : cutAhead(traces_, commId_, from, range.end, minSlots_, askerLeft_);
     transport_.send(asker, kGiveTag,
                     cut ? encodeRange({*cut, range.end, false, range.last, range.alongComm})
                         : std::string());
@@ -782,7 +783,7 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   const bool readable = !traces.fatal && !traces.files.empty();
   const std::optional<uint64_t> comm = readable ? cutCommunicator(traces) : std::nullopt;
   const uint64_t commId = comm.value_or(0);
-  // The rest is handed over in halves of at least two chunks per file: starting a share costs
+  // The rest is handed over in parts of at least two chunks per file: starting a share costs
   // about a round of reading (its cuts, the communicators learnt again), so less is not worth it.
   Handover handover(transport, traces, commId, 2 * options.readChunk, victimsOf(rank, size));
   if (rank == 0 && readable && (!comm || size < 2)) {

@@ -870,9 +870,10 @@ void Analysis::matchAll() {
     if (control_ && !settled) {
       if (control_->asked())
         offerRest();
-      if (!nearEnd_ && !files_.empty() && endOf(0) - files_[0].next <= 2 * options_.readChunk) {
+      const uint64_t left = files_.empty() ? 0 : endOf(0) - files_[0].next;
+      if (!nearEnd_ && !files_.empty() && left <= 2 * options_.readChunk) {
         nearEnd_ = true;
-        control_->nearEnd(endOf(0) - files_[0].next);
+        control_->nearEnd(left);
       }
     }
     bool matchedRound = matchRoundInPlace(), read = matchedRound;

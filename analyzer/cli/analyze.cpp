@@ -16,6 +16,7 @@
 #include <iostream>
 #include <sys/stat.h>
 #include <thread>
+#include <time.h>
 #include <unistd.h>
 
 namespace collcheck::cli {
@@ -259,6 +260,21 @@ int analyzeMain(Args args) {
   }
   auto t2 = std::chrono::steady_clock::now();
   bar.stop();
+  if (transport && timings) {
+    // Each process's own phases (rank 0's summary follows its report): where a split's time goes.
+    auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+    timespec cpu{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+    std::fprintf(stderr,
+                 "collcheck analyze: process %d of %d: open %.3f s, own share %.3f s, %d range(s) "
+                 "taken over in %.3f s, %d handed over, asking and waiting %.3f s, gather %.3f s; "
+                 "CPU %.3f s, %.3f s of it on MPI's thread\n",
+                 transport->rank(), transport->size(), seconds(t0, t1), split.ownSeconds,
+                 split.taken, split.takenSeconds, split.given, split.waitSeconds,
+                 split.gatherSeconds,
+                 static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9,
+                 split.transportCpuSeconds);
+  }
   if (!root)
     return finish(0);
   if (cannot)

@@ -789,7 +789,7 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   if (rank == 0 && readable && (!comm || size < 2)) {
     stats.fellBack = comm ? "one process" : "no communicator spans every file";
     out = analyze(traces, options);
-    stats.shareSeconds = since(t0);
+    stats.shareSeconds = stats.ownSeconds = since(t0);
     if (size > 1)
       handover.finish();
     transport.gather(std::string()); // the others' shares are not needed
@@ -804,12 +804,15 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   } else {
     shares[0] =
         analyzeRange(traces, options, planShare(traces, commId, rank, size, balance()), &handover);
+    stats.ownSeconds = since(t0);
     // Done first: take the rest of a slower process's share, as often as one has some left.
     for (int victim : handover.victims()) {
       RangeSpec range;
       bool damaged = false;
       while (handover.ask(victim, range, damaged)) {
+        auto taken = Clock::now();
         shares.push_back(analyzeRange(traces, options, range, &handover));
+        stats.takenSeconds += since(taken);
         ++stats.taken;
       }
       if (damaged) {
@@ -822,11 +825,15 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
     }
   }
   handover.finish();
+  stats.waitSeconds = since(t0) - stats.ownSeconds - stats.takenSeconds;
   stats.given = handover.given();
   std::string encoded = encodeShares(shares);
   shares.clear();
   stats.shareSeconds = since(t0);
+  auto gathering = Clock::now();
   std::vector<std::string> all = transport.gather(encoded);
+  stats.gatherSeconds = since(gathering);
+  stats.transportCpuSeconds = transport.transportCpuSeconds();
   if (rank != 0 || !readable)
     return; // rank 0 has said why it cannot analyze the traces
   auto t1 = Clock::now();

@@ -28,6 +28,12 @@ struct SplitStats {
                               // of a share handed from one process to another)
   int taken = 0, given = 0;   // this process: ranges it took over from others, or handed over
   std::string fellBack;       // why rank 0 analyzed the job alone; empty when it merged
+
+  // This process's share, phase by phase (shareSeconds holds them all): its planned share (its
+  // cuts, the reading and matching), the ranges it took over, and asking for more and waiting
+  // for the others to stop asking; then the gather (rank 0: until every share has arrived).
+  double ownSeconds = 0, takenSeconds = 0, waitSeconds = 0, gatherSeconds = 0;
+  double transportCpuSeconds = -1; // the CPU the MPI thread used until after the gather
 };
 
 // Collective over `transport`. On rank 0 `out` is the job's result; elsewhere it is empty.

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <time.h>
 #include <utility>
 
 namespace collcheck::analyzer::distributed {
@@ -212,6 +213,16 @@ public:
     call([&] { rc = plugin_.barrierTest(&done); });
     check(rc, "barrier");
     return done != 0;
+  }
+
+  double transportCpuSeconds() override {
+    double seconds = -1;
+    call([&] {
+      timespec t{};
+      if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
+        seconds = static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+    });
+    return seconds;
   }
 
   // Waits for MPI_Init; false with `error` when it failed or disagrees with the environment.

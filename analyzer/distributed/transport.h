@@ -35,6 +35,9 @@ public:
   // A barrier that does not block: enter it once, then ask until every process has entered.
   virtual void enterBarrier() = 0;
   virtual bool barrierDone() = 0;
+  // CPU seconds used so far by the thread that talks to MPI (its start, the looks for askers, the
+  // gather): what the split costs beside the reading. Negative where it cannot be told.
+  virtual double transportCpuSeconds() = 0;
 };
 
 // True when this process was started as one of several processes of an MPI job (Open MPI,

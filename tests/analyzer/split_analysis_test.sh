@@ -156,6 +156,10 @@ check_set() { # name dir expect...
       [[ $set_split != any && -n $alone ]] && fail "$label: not merged ($alone)"
       [[ $set_split == joined && ${across:-0} == 0 ]] \
         && fail "$label: merged as planned, though its cuts are out of step"
+      # Every process tells its own phases (--timings).
+      local told
+      told=$(grep -c "^collcheck analyze: process [0-9]* of $k: open " "$out/split$k.json.err" || true)
+      [[ $told == "$k" ]] || fail "$label: $told of $k processes printed their timings"
       echo "  -np $k: ${alone:-merged, ${across:-?} cut(s) read across}"
     fi
     check_statuses "$label --json" "$out/rc$k.json" "$k" 0

@@ -133,17 +133,25 @@ RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int coun
 
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
-                                              const std::vector<uint64_t> &end, uint64_t minSlots,
-                                              uint64_t askerLeft) {
+                                              const std::vector<uint64_t> &end, uint64_t startSlots,
+                                              uint64_t askerLeft, Pace pace) {
   const size_t files = traces.files.size();
   if (files == 0 || from.size() != files || end.size() != files || from[0] >= end[0])
     return std::nullopt;
-  // This share keeps (left + askerLeft) / 2 and gives the rest: both then end together.
-  const uint64_t left = end[0] - from[0];
-  if (left < askerLeft || left - askerLeft < 2 * std::max<uint64_t>(minSlots, 1))
+  // q: how much faster the asker reads (1 when a pace is unknown; bounded, for a pace measured
+  // over a short time). Counted in the asker's time, this share has left * q to go and the
+  // asker askerLeft, then a share's start; both end together when the asker gets g with
+  // (left - g) q = askerLeft + start + g. That gains the job g q in the asker's time (this share
+  // ends so much sooner); less than half a start is within the error of the estimate: kept.
+  const double q =
+      pace.giver > 0 && pace.asker > 0 ? std::clamp(pace.asker / pace.giver, 0.25, 4.0) : 1.0;
+  const auto left = static_cast<double>(end[0] - from[0]);
+  const auto start = static_cast<double>(std::max<uint64_t>(startSlots, 1));
+  const double given = (left * q - static_cast<double>(askerLeft) - start) / (1 + q);
+  if (given * q < start / 2 || given >= left)
     return std::nullopt;
   const format::Reader &first = *traces.files[0].reader;
-  uint64_t seq = nextSeqAt(first, from[0] + (left + askerLeft) / 2, commId); // askerLeft <= left
+  uint64_t seq = nextSeqAt(first, end[0] - static_cast<uint64_t>(given), commId);
   if (seq == 0 || seq == UINT64_MAX)
     return std::nullopt;
   std::vector<uint64_t> cuts = cutsAt(traces, commId, seq);

@@ -31,16 +31,22 @@ enum class Balance { Bytes, Records };
 RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
                     Balance balance = Balance::Bytes);
 
+// How fast the share that gives and the process that asks read their first files, in slots per
+// second (0: not known; then the two are taken as equally fast).
+struct Pace {
+  double giver = 0, asker = 0;
+};
+
 // Where a running share can stop to hand the rest of what it has left to another process, which
-// itself has `askerLeft` slots of its first file still to read: in every file after call S-1 of
-// `commId`, S taken in the first file where both are left the same (halfway between `from` and
-// `end` when the asker has nothing left). `from`: per file, the first slot the share has not
-// read; `end`: its range's end. Nullopt when either would get fewer than `minSlots` of the first
-// file, or when the cut would fall where a file was read already (files out of step) or past a
-// file's end.
+// itself has `askerLeft` slots of its first file still to read and then pays `startSlots` (what
+// starting a share costs, in slots of the first file): in every file after call S-1 of `commId`,
+// S taken in the first file where both then end together, at their `pace`. `from`: per file, the
+// first slot the share has not read; `end`: its range's end. Nullopt when that would gain less
+// than half of a share's start, or when the cut would fall where a file was read already (files
+// out of step) or past a file's end.
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
-                                              const std::vector<uint64_t> &end, uint64_t minSlots,
-                                              uint64_t askerLeft = 0);
+                                              const std::vector<uint64_t> &end, uint64_t startSlots,
+                                              uint64_t askerLeft = 0, Pace pace = {});
 
 } // namespace collcheck::analyzer::distributed

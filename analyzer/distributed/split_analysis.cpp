@@ -488,20 +488,21 @@ bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int
     return false;
   }
   // Handovers as a process that finished early would ask for them: every `handoverEvery`-th
-  // time a share asks, it gives the second half of what it has left; the halves are analyzed
-  // after the planned shares, and may be halved again.
+  // time a share asks, it gives about the second half of what it has left (cutAhead, a share's
+  // start counted as one chunk); the parts are analyzed after the planned shares, and may be cut
+  // again.
   struct Local final : RangeControl {
     const TraceSet &traces;
-    uint64_t commId, every, minSlots, polls = 0;
+    uint64_t commId, every, startSlots, polls = 0;
     std::vector<RangeSpec> given;
-    Local(const TraceSet &t, uint64_t c, uint64_t e, uint64_t m)
-        : traces(t), commId(c), every(e), minSlots(m) {}
+    Local(const TraceSet &t, uint64_t c, uint64_t e, uint64_t s)
+        : traces(t), commId(c), every(e), startSlots(s) {}
     bool asked() override { return every > 0 && ++polls % every == 0; }
     std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
-                                                  const RangeSpec &range) override {
+                                                  const RangeSpec &range, double) override {
       // An empty `from` (a file read to its end) gives nothing: cutAhead checks the sizes.
       std::optional<std::vector<uint64_t>> cut =
-          cutAhead(traces, commId, from, range.end, minSlots);
+          cutAhead(traces, commId, from, range.end, startSlots);
       if (cut)
         given.push_back({*cut, range.end, false, range.last, range.alongComm});
       return cut;
@@ -592,9 +593,10 @@ std::vector<int> victimsOf(int rank, int size) {
 class Handover final : public RangeControl {
 public:
   // `victims`: whom this process asks for work, in order (victimsOf).
-  Handover(Transport &transport, const TraceSet &traces, uint64_t commId, uint64_t minSlots,
+  // `startSlots`: what starting a share costs, in slots of the first file (cutAhead).
+  Handover(Transport &transport, const TraceSet &traces, uint64_t commId, uint64_t startSlots,
            std::vector<int> victims)
-      : transport_(transport), traces_(traces), commId_(commId), minSlots_(minSlots),
+      : transport_(transport), traces_(traces), commId_(commId), startSlots_(startSlots),
         slow_(slowRank() == transport.rank()), victims_(std::move(victims)),
         next_(victims_.empty() ? -1 : victims_.front()) {}
 
@@ -615,14 +617,16 @@ public:
   }
 
   std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
-                                                const RangeSpec &range) override {
+                                                const RangeSpec &range,
+                                                double slotsPerSecond) override {
     const int asker = std::exchange(asker_, -1);
     // A share that is about to end itself keeps its last chunks: two processes near their ends
     // would otherwise trade them, each paying a share's start for little. (An empty `from` gives
     // nothing: cutAhead checks the sizes.)
     std::optional<std::vector<uint64_t>> cut =
         askedAhead_ >= 0 ? std::nullopt
-                         : cutAhead(traces_, commId_, from, range.end, minSlots_, askerLeft_);
+                         : cutAhead(traces_, commId_, from, range.end, startSlots_, askerLeft_,
+                                    {slotsPerSecond, askerPace_});
     transport_.send(asker, kGiveTag,
                     cut ? encodeRange({*cut, range.end, false, range.last, range.alongComm})
                         : std::string());
@@ -643,11 +647,13 @@ public:
   // files take tens of milliseconds). The ask says how much this share still reads, so that the
   // one asked keeps that much more than it gives: both then end together, instead of the asker's
   // last chunks coming on top of its half. (The asker reads on until the answer comes, but then
-  // starts a share, which costs about as much.)
-  void nearEnd(uint64_t left) override {
+  // starts a share, which costs about as much.) It says how fast this process reads, too: the
+  // two processes of one node are not always equally fast.
+  void nearEnd(uint64_t left, double slotsPerSecond) override {
+    pace_ = slotsPerSecond;
     if (askedAhead_ < 0 && next_ >= 0 && transport_.started()) {
       askedAhead_ = next_;
-      transport_.send(askedAhead_, kAskTag, encodeLeft(left));
+      transport_.send(askedAhead_, kAskTag, encodeAsk(left, pace_));
     }
   }
 
@@ -659,7 +665,7 @@ public:
     // only between two answers of the same process), so at most one answer is awaited.
     next_ = victim;
     if (std::exchange(askedAhead_, -1) != victim)
-      transport_.send(victim, kAskTag, encodeLeft(0));
+      transport_.send(victim, kAskTag, encodeAsk(0, pace_));
     while (true) {
       if (auto answer = transport_.poll(kGiveTag)) {
         // From another process, an answer nobody awaits: its range would be read by no one, so
@@ -692,17 +698,20 @@ public:
   int given() const { return given_; }
 
 private:
-  static std::string encodeLeft(uint64_t left) {
+  static std::string encodeAsk(uint64_t left, double slotsPerSecond) {
     wire::Writer w;
     w.put<uint64_t>(left);
+    w.put<double>(slotsPerSecond);
     return w.take();
   }
-  // An ask that does not decode counts as one from a process with nothing left.
+  // An ask that does not decode counts as one from a process with nothing left, of unknown pace.
   void takeAsk(const std::pair<int, std::string> &message) {
     asker_ = message.first;
     wire::Reader r(message.second);
-    if (!r.get(askerLeft_) || !r.done())
+    if (!r.get(askerLeft_) || !r.get(askerPace_) || !r.done() || !(askerPace_ >= 0)) {
       askerLeft_ = 0;
+      askerPace_ = 0;
+    }
   }
 
   void slowDown() {
@@ -721,11 +730,13 @@ private:
 
   Transport &transport_;
   const TraceSet &traces_;
-  uint64_t commId_, minSlots_;
+  uint64_t commId_, startSlots_;
   bool slow_, waitedForAsker_ = false;
   std::vector<int> victims_;
   int asker_ = -1, given_ = 0;
   uint64_t askerLeft_ = 0; // slots of its first file the asker still reads itself
+  double askerPace_ = 0;   // how fast it reads them, in slots per second (0: not known)
+  double pace_ = 0;        // how fast this process's last share read (RangeControl::nearEnd)
   int askedAhead_ = -1;    // the process asked before this one's share ended
   int next_;               // the process this one asks next (-1: none)
   Clock::time_point nextLook_{};
@@ -783,9 +794,10 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   const bool readable = !traces.fatal && !traces.files.empty();
   const std::optional<uint64_t> comm = readable ? cutCommunicator(traces) : std::nullopt;
   const uint64_t commId = comm.value_or(0);
-  // The rest is handed over in parts of at least two chunks per file: starting a share costs
-  // about a round of reading (its cuts, the communicators learnt again), so less is not worth it.
-  Handover handover(transport, traces, commId, 2 * options.readChunk, victimsOf(rank, size));
+  // Starting a share costs about a round of reading, one chunk per file (the asker maps the pages
+  // at its cuts, which the giver has mapped too, and learns the communicators again). cutAhead
+  // counts it: nothing is handed over that would gain less than half a chunk.
+  Handover handover(transport, traces, commId, options.readChunk, victimsOf(rank, size));
   if (rank == 0 && readable && (!comm || size < 2)) {
     stats.fellBack = comm ? "one process" : "no communicator spans every file";
     out = analyze(traces, options);

@@ -9,6 +9,7 @@
 #include "signature.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <fcntl.h>
@@ -277,7 +278,9 @@ private:
   RangeSpec ownRange_; // a share's range, which its control may shorten
   RangeSpec *range_;   // null: the whole files
   RangeControl *control_;
-  bool nearEnd_ = false; // control_->nearEnd() was called
+  bool nearEnd_ = false;                             // control_->nearEnd() was called
+  std::chrono::steady_clock::time_point matchStart_; // when matchAll began
+  double slotsPerSecond() const;
   void offerRest();
   std::optional<Judge> judge_;
   EventLog log_;
@@ -862,7 +865,18 @@ std::vector<uint32_t> Analysis::commOrder(std::unordered_map<uint64_t, uint32_t>
   return order;
 }
 
+// The first file's slots read per second since the matching began (0 while none).
+double Analysis::slotsPerSecond() const {
+  if (files_.empty())
+    return 0;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - matchStart_).count();
+  const uint64_t read = files_[0].next - beginOf(0);
+  return seconds > 0 && read > 0 ? static_cast<double>(read) / seconds : 0;
+}
+
 void Analysis::matchAll() {
+  matchStart_ = std::chrono::steady_clock::now();
   bool settled = false;
   // Whether the files end with this share (a share that gave its rest away no longer does).
   auto ends = [&] { return !range_ || range_->last; };
@@ -873,7 +887,7 @@ void Analysis::matchAll() {
       const uint64_t left = files_.empty() ? 0 : endOf(0) - files_[0].next;
       if (!nearEnd_ && !files_.empty() && left <= 2 * options_.readChunk) {
         nearEnd_ = true;
-        control_->nearEnd(left);
+        control_->nearEnd(left, slotsPerSecond());
       }
     }
     bool matchedRound = matchRoundInPlace(), read = matchedRound;
@@ -941,7 +955,7 @@ void Analysis::offerRest() {
   if (open)
     for (const FileState &fs : files_)
       from.push_back(std::max(fs.next, fs.requested)); // slots asked of the read-ahead too
-  std::optional<std::vector<uint64_t>> end = control_->giveAway(from, *range_);
+  std::optional<std::vector<uint64_t>> end = control_->giveAway(from, *range_, slotsPerSecond());
   if (!end)
     return;
   bool fits = open && end->size() == files_.size();

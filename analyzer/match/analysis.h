@@ -114,16 +114,22 @@ public:
   virtual ~RangeControl() = default;
   // Cheap, asked often: whether another process waits for work.
   virtual bool asked() = 0;
+  // `slotsPerSecond` below: how fast this share has read its first file so far (0: not known),
+  // so that two processes of different speeds can end together.
+  //
   // Once per share, when its first file has at most two chunks left to read (`left` slots): a
   // process may then ask for its next work already, so that the answer is there when the share
   // ends.
-  virtual void nearEnd(uint64_t left) { (void)left; }
+  virtual void nearEnd(uint64_t left, double slotsPerSecond) {
+    (void)left;
+    (void)slotsPerSecond;
+  }
   // `from`: per file, the first slot this share has not read yet (empty: it can give nothing,
   // a file is already read to its end); `range`: the share's range now. Returns where the share
   // is to end instead (per file, after `from` and not after the end), having handed the slots
   // from there to the end to the asker; nullopt: the share goes on to its end.
-  virtual std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
-                                                        const RangeSpec &range) = 0;
+  virtual std::optional<std::vector<uint64_t>>
+  giveAway(const std::vector<uint64_t> &from, const RangeSpec &range, double slotsPerSecond) = 0;
 };
 
 // `control`, when given, may shorten the range while it is read: the result then covers the

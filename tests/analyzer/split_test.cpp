@@ -187,7 +187,7 @@ struct HandOverOnce final : analyzer::RangeControl {
   HandOverOnce(const analyzer::TraceSet &t, uint64_t c, int a) : traces(t), commId(c), at(a) {}
   bool asked() override { return ++asks == at; }
   std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
-                                                const analyzer::RangeSpec &range) override {
+                                                const analyzer::RangeSpec &range, double) override {
     std::optional<std::vector<uint64_t>> cut =
         from.empty() ? std::nullopt
                      : analyzer::distributed::cutAhead(traces, commId, from, range.end, 2);
@@ -272,8 +272,9 @@ TEST(Split, AnAskerWithChunksLeftGetsLessOfTheRest) {
   const uint64_t left = end[0] - from[0];
   auto halves = analyzer::distributed::cutAhead(traces, comm, from, end, 4);
   ASSERT_TRUE(halves.has_value());
-  // The asker still reads a quarter of what this share has left: it gets 3/8, this share keeps
-  // 5/8 (in the first file, up to the next call on the communicator).
+  // The asker still reads a quarter of what this share has left: it gets 3/8 less half of a
+  // share's start (4 slots here), this share keeps 5/8 and those 2 slots (in the first file, up to
+  // the next call on the communicator).
   auto uneven = analyzer::distributed::cutAhead(traces, comm, from, end, 4, left / 4);
   ASSERT_TRUE(uneven.has_value());
   EXPECT_GE((*uneven)[0], from[0] + left * 5 / 8);
@@ -285,6 +286,34 @@ TEST(Split, AnAskerWithChunksLeftGetsLessOfTheRest) {
   EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, from, end, 4, left + 1).has_value());
   EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, from, end, 4, left - 7).has_value());
   EXPECT_TRUE(analyzer::distributed::cutAhead(traces, comm, from, end, 4, left - 64).has_value());
+}
+
+TEST(Split, AFasterAskerGetsMoreOfTheRest) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-handover-pace")}, 1);
+  const uint64_t comm = *analyzer::distributed::cutCommunicator(traces);
+  const std::vector<uint64_t> from(traces.files.size(), 0), end = fileEnds(traces);
+  const uint64_t left = end[0] - from[0];
+  auto halves = analyzer::distributed::cutAhead(traces, comm, from, end, 4);
+  ASSERT_TRUE(halves.has_value());
+  // Equal paces, or one not known, cut where no pace does.
+  EXPECT_EQ(analyzer::distributed::cutAhead(traces, comm, from, end, 4, 0, {900, 900}), halves);
+  EXPECT_EQ(analyzer::distributed::cutAhead(traces, comm, from, end, 4, 0, {0, 900}), halves);
+  // An asker twice as fast gets two thirds, less its start (2 x 4 / 3 slots): both then end
+  // together. One half as fast gets a third.
+  auto faster = analyzer::distributed::cutAhead(traces, comm, from, end, 4, 0, {500, 1000});
+  ASSERT_TRUE(faster.has_value());
+  EXPECT_GE((*faster)[0], from[0] + left / 3);
+  EXPECT_LT((*faster)[0], from[0] + left / 3 + 16);
+  auto slower = analyzer::distributed::cutAhead(traces, comm, from, end, 4, 0, {1000, 500});
+  ASSERT_TRUE(slower.has_value());
+  EXPECT_GE((*slower)[0], from[0] + left * 2 / 3);
+  EXPECT_LT((*slower)[0], from[0] + left * 2 / 3 + 16);
+  for (size_t f = 0; f < end.size(); ++f) {
+    EXPECT_LT((*faster)[f], (*halves)[f]) << "file " << f;
+    EXPECT_GT((*slower)[f], (*halves)[f]) << "file " << f;
+  }
+  // A fast asker with much of its own left would end after this share anyway: nothing.
+  EXPECT_FALSE(analyzer::distributed::cutAhead(traces, comm, from, end, 4, left * 2, {500, 1000}));
 }
 
 TEST(Split, MoreSharesThanPositionsGiveTheSingleReport) {

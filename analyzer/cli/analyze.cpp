@@ -265,15 +265,18 @@ int analyzeMain(Args args) {
     auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
     timespec cpu{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-    std::fprintf(stderr,
-                 "collcheck analyze: process %d of %d: open %.3f s, own share %.3f s, %d range(s) "
-                 "taken over in %.3f s, %d handed over, asking and waiting %.3f s, gather %.3f s; "
-                 "CPU %.3f s, %.3f s of it on MPI's thread\n",
-                 transport->rank(), transport->size(), seconds(t0, t1), split.ownSeconds,
-                 split.taken, split.takenSeconds, split.given, split.waitSeconds,
-                 split.gatherSeconds,
-                 static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9,
-                 split.transportCpuSeconds);
+    char transportCpu[64] = ""; // not measured where rank 0 analyzed alone
+    if (split.transportCpuSeconds >= 0)
+      std::snprintf(transportCpu, sizeof transportCpu, ", %.3f s of it on MPI's thread",
+                    split.transportCpuSeconds);
+    std::fprintf(
+        stderr,
+        "collcheck analyze: process %d of %d: open %.3f s, own share %.3f s, %d range(s) "
+        "taken over in %.3f s, %d handed over, asking and waiting %.3f s, gather %.3f s; "
+        "CPU %.3f s%s\n",
+        transport->rank(), transport->size(), seconds(t0, t1), split.ownSeconds, split.taken,
+        split.takenSeconds, split.given, split.waitSeconds, split.gatherSeconds,
+        static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9, transportCpu);
   }
   if (!root)
     return finish(0);

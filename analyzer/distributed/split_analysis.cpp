@@ -650,7 +650,8 @@ public:
   // starts a share, which costs about as much.) It says how fast this process reads, too: the
   // two processes of one node are not always equally fast.
   void nearEnd(uint64_t left, double slotsPerSecond) override {
-    pace_ = slotsPerSecond;
+    if (slotsPerSecond > 0) // a share that starts near its end has read nothing yet
+      pace_ = slotsPerSecond;
     if (askedAhead_ < 0 && next_ >= 0 && transport_.started()) {
       askedAhead_ = next_;
       transport_.send(askedAhead_, kAskTag, encodeAsk(left, pace_));

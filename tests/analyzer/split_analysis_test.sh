@@ -56,8 +56,11 @@ cat > "$wrap" <<'EOF'
 rank=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-unknown}}}
 rcdir=$1 out=$2 mask=$3
 shift 3
-if [ "$out" = - ]; then "$@"; else "$@" > "$out/out.$rank"; fi
+# Each process's stderr is kept in RCDIR/err.RANK too (then passed on): the launcher forwards
+# the processes' streams interleaved, and may cut a line of one with another's.
+if [ "$out" = - ]; then "$@" 2> "$rcdir/err.$rank"; else "$@" > "$out/out.$rank" 2> "$rcdir/err.$rank"; fi
 rc=$?
+cat "$rcdir/err.$rank" >&2
 echo "$rc" > "$rcdir/rc.$rank"
 [ "$mask" = 1 ] && exit 0
 exit "$rc"
@@ -157,8 +160,11 @@ check_set() { # name dir expect...
       [[ $set_split == joined && ${across:-0} == 0 ]] \
         && fail "$label: merged as planned, though its cuts are out of step"
       # Every process tells its own phases (--timings).
-      local told
-      told=$(grep -c "^collcheck analyze: process [0-9]* of $k: open " "$out/split$k.json.err" || true)
+      local r told=0
+      for ((r = 0; r < k; r++)); do
+        grep -q "^collcheck analyze: process $r of $k: open " "$out/rc$k.json/err.$r" 2> /dev/null \
+          && told=$((told + 1))
+      done
       [[ $told == "$k" ]] || fail "$label: $told of $k processes printed their timings"
       echo "  -np $k: ${alone:-merged, ${across:-?} cut(s) read across}"
     fi

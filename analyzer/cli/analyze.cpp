@@ -260,9 +260,9 @@ int analyzeMain(Args args) {
   }
   auto t2 = std::chrono::steady_clock::now();
   bar.stop();
+  auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   if (transport && timings) {
     // Each process's own phases (rank 0's summary follows its report): where a split's time goes.
-    auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
     timespec cpu{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
     char transportCpu[64] = ""; // not measured where rank 0 analyzed alone
@@ -323,7 +323,6 @@ int analyzeMain(Args args) {
     writeText(out, report, decideTty(color, toStderr ? STDERR_FILENO : STDOUT_FILENO));
   }
   if (timings) {
-    auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
     std::fprintf(stderr,
                  "collcheck analyze: open and validate %.3f s (peak %.0f MiB), merge and match "
                  "%.3f s, reports %.3f s; %llu records; peak resident %.0f MiB\n",

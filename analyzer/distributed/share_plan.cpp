@@ -148,7 +148,7 @@ std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t c
   const auto left = static_cast<double>(end[0] - from[0]);
   const auto start = static_cast<double>(std::max<uint64_t>(startSlots, 1));
   const double given = (left * q - static_cast<double>(askerLeft) - start) / (1 + q);
-  if (given * q < start / 2 || given >= left)
+  if (given * q < start / 2) // given < left: (left q - ...) / (1 + q) < left
     return std::nullopt;
   const format::Reader &first = *traces.files[0].reader;
   uint64_t seq = nextSeqAt(first, end[0] - static_cast<uint64_t>(given), commId);

@@ -249,10 +249,21 @@ std::vector<uint64_t> fileEnds(const analyzer::TraceSet &traces) {
   return end;
 }
 
+// A mismatch job's files read whole: the range cutAhead is asked to divide.
+struct WholeFiles {
+  analyzer::TraceSet traces;
+  uint64_t comm;
+  std::vector<uint64_t> from, end;
+  uint64_t left; // slots of the first file
+  explicit WholeFiles(const std::string &name)
+      : traces(analyzer::TraceSet::open({mismatchJob(name)}, 1)),
+        comm(*analyzer::distributed::cutCommunicator(traces)), from(traces.files.size(), 0),
+        end(fileEnds(traces)), left(end[0] - from[0]) {}
+};
+
 TEST(Split, NothingIsHandedOverOnceAFileIsReadToItsEnd) {
-  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-handover-end")}, 1);
-  const uint64_t comm = *analyzer::distributed::cutCommunicator(traces);
-  const std::vector<uint64_t> from(traces.files.size(), 0), end = fileEnds(traces);
+  const WholeFiles whole("split-handover-end");
+  const auto &[traces, comm, from, end, left] = whole;
   // Plenty left from the start; nothing when a file's next slot is already past the middle cut.
   EXPECT_TRUE(analyzer::distributed::cutAhead(traces, comm, from, end, 4).has_value());
   std::vector<uint64_t> late = end;
@@ -266,10 +277,8 @@ TEST(Split, NothingIsHandedOverOnceAFileIsReadToItsEnd) {
 }
 
 TEST(Split, AnAskerWithChunksLeftGetsLessOfTheRest) {
-  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-handover-left")}, 1);
-  const uint64_t comm = *analyzer::distributed::cutCommunicator(traces);
-  const std::vector<uint64_t> from(traces.files.size(), 0), end = fileEnds(traces);
-  const uint64_t left = end[0] - from[0];
+  const WholeFiles whole("split-handover-left");
+  const auto &[traces, comm, from, end, left] = whole;
   auto halves = analyzer::distributed::cutAhead(traces, comm, from, end, 4);
   ASSERT_TRUE(halves.has_value());
   // The asker still reads a quarter of what this share has left: it gets 3/8 less half of a
@@ -289,17 +298,15 @@ TEST(Split, AnAskerWithChunksLeftGetsLessOfTheRest) {
 }
 
 TEST(Split, AFasterAskerGetsMoreOfTheRest) {
-  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-handover-pace")}, 1);
-  const uint64_t comm = *analyzer::distributed::cutCommunicator(traces);
-  const std::vector<uint64_t> from(traces.files.size(), 0), end = fileEnds(traces);
-  const uint64_t left = end[0] - from[0];
+  const WholeFiles whole("split-handover-pace");
+  const auto &[traces, comm, from, end, left] = whole;
   auto halves = analyzer::distributed::cutAhead(traces, comm, from, end, 4);
   ASSERT_TRUE(halves.has_value());
   // Equal paces, or one not known, cut where no pace does.
   EXPECT_EQ(analyzer::distributed::cutAhead(traces, comm, from, end, 4, 0, {900, 900}), halves);
   EXPECT_EQ(analyzer::distributed::cutAhead(traces, comm, from, end, 4, 0, {0, 900}), halves);
-  // An asker twice as fast gets two thirds, less its start (2 x 4 / 3 slots): both then end
-  // together. One half as fast gets a third.
+  // An asker twice as fast gets two thirds, less 4/3 slots for its start: both then end
+  // together. One half as fast gets a third, less 8/3 slots.
   auto faster = analyzer::distributed::cutAhead(traces, comm, from, end, 4, 0, {500, 1000});
   ASSERT_TRUE(faster.has_value());
   EXPECT_GE((*faster)[0], from[0] + left / 3);

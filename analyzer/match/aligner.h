@@ -54,6 +54,7 @@ public:
   // Sized once the communicator's size is known.
   void resize(size_t members);
   MemberStream &member(size_t commRank) { return members_[commRank]; }
+  const MemberStream &member(size_t commRank) const { return members_[commRank]; }
   size_t memberCount() const { return members_.size(); }
 
   enum class Result { Progress, Wait, Done };

@@ -119,9 +119,12 @@ public:
     if (!mapped_)
       buffer_.resize(options.readChunk);
     // A share's cuts follow one communicator: knowing it and all its members before the first
-    // chunk lets the first positions be matched in place, as everywhere else.
+    // chunk lets the first positions be matched in place, as everywhere else. One file's creation
+    // (the world's) or member list usually names them all; the other files' first pages are read
+    // only for members still unknown (those of the rest are learnt when their calls come).
     if (range_ && !range_->first && range_->alongComm)
-      for (size_t f = 0; f < traces.files.size(); ++f)
+      for (size_t f = 0, known = 0;
+           f < traces.files.size() && !membersKnown(range_->alongComm, known); ++f)
         learnFromPrefix(static_cast<int>(f), range_->alongComm);
     if (!traces.files.empty()) {
       if (mapped_)
@@ -300,6 +303,18 @@ private:
       unclean_ = why;
   }
   void learnFromPrefix(int file, uint64_t commId);
+  // Whether communicator `id` is known with every member attached to its file. `known`: members
+  // before it were found attached by an earlier call (an attachment is never undone), so that
+  // asking after every file costs the members once, not once per file.
+  bool membersKnown(uint64_t id, size_t &known) const {
+    auto it = byId_.find(id);
+    if (it == byId_.end() || it->second->comm.size < 0)
+      return false;
+    const CommAligner &a = it->second->aligner;
+    while (known < a.memberCount() && a.member(known).file >= 0)
+      ++known;
+    return known == a.memberCount();
+  }
   // Split analysis: records that `seq` is the first call of `commRank` in the share (true) unless
   // an earlier one was.
   bool noteFirstSeq(CommState &c, size_t commRank, uint64_t seq) {

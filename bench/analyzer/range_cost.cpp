@@ -1,0 +1,77 @@
+// What dividing the work costs by itself: in one process, one thread, the job analyzed whole and
+// then as K shares one after the other (the ranges a split analysis over K processes reads), in
+// turn for a number of rounds. With nothing beside it (no second process, no MPI), the difference
+// is the shares' own extra work: their starts, their cuts and what each end leaves, not the memory
+// system shared with another process. Usage:
+//   collcheck_bench_range_cost DIR [K=2] [ROUNDS=5]
+#include "distributed/share_plan.h"
+#include "load/trace_set.h"
+#include "match/analysis.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace collcheck::analyzer;
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s DIR [K=2] [ROUNDS=5]\n", argv[0]);
+    return 2;
+  }
+  const int shares = argc > 2 ? std::atoi(argv[2]) : 2;
+  const int rounds = argc > 3 ? std::atoi(argv[3]) : 5;
+  if (shares < 1 || rounds < 1) {
+    std::fprintf(stderr, "range_cost: K and ROUNDS must be positive\n");
+    return 2;
+  }
+  TraceSet traces = TraceSet::open({argv[1]}, 1);
+  if (traces.fatal || traces.files.empty()) {
+    std::fprintf(stderr, "range_cost: cannot open %s\n", argv[1]);
+    return 1;
+  }
+  const std::optional<uint64_t> comm = distributed::cutCommunicator(traces);
+  if (!comm) {
+    std::fprintf(stderr, "range_cost: no communicator spans every file: nothing to divide\n");
+    return 1;
+  }
+  AnalysisOptions options;
+  options.readAhead = false; // as `--threads 1`, what each process of a split runs
+  std::printf("%zu files, %d shares\n", traces.files.size(), shares);
+  for (int round = 1; round <= rounds; ++round) {
+    auto start = std::chrono::steady_clock::now();
+    AnalysisResult whole = analyze(traces, options);
+    const double wholeSeconds = since(start);
+    std::vector<double> each;
+    uint64_t records = 0;
+    for (int k = 0; k < shares; ++k) {
+      RangeSpec range = distributed::planShare(traces, *comm, k, shares);
+      start = std::chrono::steady_clock::now();
+      RangeResult share = analyzeRange(traces, options, range);
+      each.push_back(since(start));
+      records += share.recordsRead;
+    }
+    double sum = 0;
+    std::string list;
+    for (double s : each) {
+      sum += s;
+      list += (list.empty() ? "" : " + ") + std::to_string(s).substr(0, 5);
+    }
+    std::printf("round %d: whole %.3f s (%llu records); shares %s = %.3f s (%llu records), "
+                "%+.1f %%\n",
+                round, wholeSeconds, static_cast<unsigned long long>(whole.recordsRead),
+                list.c_str(), sum, static_cast<unsigned long long>(records),
+                100.0 * (sum - wholeSeconds) / wholeSeconds);
+  }
+  return 0;
+}

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <optional>
@@ -303,6 +304,7 @@ private:
       unclean_ = why;
   }
   void learnFromPrefix(int file, uint64_t commId);
+  CommState *membersComm_ = nullptr; // the communicator of the last member list record
   // Whether communicator `id` is known with every member attached to its file. `known`: members
   // before it were found attached by an earlier call (an attachment is never undone), so that
   // asking after every file costs the members once, not once per file.
@@ -469,7 +471,10 @@ void Analysis::conflict(CommState &c, size_t commRank, int file) {
 }
 
 void Analysis::learnMembers(const format::Record &r) {
-  CommState &c = commState(r.commId);
+  // A list comes as consecutive records of one communicator in every file: look it up once.
+  if (!membersComm_ || membersComm_->comm.id != r.commId)
+    membersComm_ = &commState(r.commId);
+  CommState &c = *membersComm_;
   // An NCCL communicator's list holds only the writer's own world rank, not at its member index:
   // its members are learnt from each file's comm_create (comm rank) and header (world rank).
   if (c.comm.size < 0 || c.comm.nccl || (r.flags & format::kFlagNccl))
@@ -477,7 +482,13 @@ void Analysis::learnMembers(const format::Record &r) {
   uint64_t first = r.seq();
   // Every member's file repeats the whole list: after the first file, a record names members
   // already known, and comparing it is all there is to do (applying it again costs each member a
-  // look at its stream; over a job that is ranks x ranks).
+  // look at its stream; over a job that is ranks x ranks). A record of nine members known as
+  // listed compares as one block: the list holds them as worldRankOf does.
+  const std::vector<int32_t> &listed = c.comm.worldRankOf;
+  if (first < listed.size() && listed.size() - first >= format::kMembersPerRecord &&
+      std::memcmp(reinterpret_cast<const char *>(&r) + format::kMembersOffset, &listed[first],
+                  format::kMembersPerRecord * sizeof(int32_t)) == 0)
+    return;
   bool known = true;
   for (int i = 0; i < format::kMembersPerRecord && known; ++i) {
     int32_t world = format::memberAt(r, i);

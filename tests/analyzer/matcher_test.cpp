@@ -496,3 +496,36 @@ TEST(Matcher, RandomDamageNeverCrashesOrLoops) {
 }
 
 } // namespace
+
+namespace {
+
+// A member list names the world rank of every member, also of one that left no trace: the list
+// of a communicator of more than nine members comes in several records, each compared with what
+// is known (a whole record at once) and applied where it says more.
+TEST(Matcher, MemberListsNameAMemberWithoutATraceInEveryRecord) {
+  std::string dir = freshDir("member-lists");
+  constexpr uint64_t kOdd = 0x0dd0;
+  constexpr int kRanks = 24;
+  std::vector<int32_t> odd;
+  for (int32_t r = 1; r < kRanks; r += 2)
+    odd.push_back(r); // 12 members: a record of nine, then one of three
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < kRanks; ++r) {
+    ranks.emplace_back(r, kRanks);
+    if (r % 2)
+      ranks.back().comm(kOdd, r / 2, odd).repeat(allreduce(), 2, kOdd);
+    ranks.back().call(barrier()).finalize();
+  }
+  auto paths = writeJob(dir, ranks);
+  // Comm ranks 2 and 10 of the odd ranks: one in the list's first record, one in its second.
+  std::filesystem::remove(paths[5]);
+  std::filesystem::remove(paths[21]);
+  Analyzed a = analyzeDir(dir);
+  bool named = false;
+  for (const auto &f : a.of("incomplete-trace"))
+    named = named || (f.message.find("split(color=0) of world") != std::string::npos &&
+                      f.message.find("could not be checked for ranks 5, 21:") != std::string::npos);
+  EXPECT_TRUE(named) << a.describe();
+}
+
+} // namespace

@@ -6,6 +6,7 @@
 #include "../match/analysis.h"
 #include "../objective/reference_comparison.h"
 #include "../report/report.h"
+#include "clock.h"
 #include "progress.h"
 
 #include <CLI/CLI.hpp>
@@ -16,7 +17,6 @@
 #include <iostream>
 #include <sys/stat.h>
 #include <thread>
-#include <time.h>
 #include <unistd.h>
 
 namespace collcheck::cli {
@@ -263,20 +263,17 @@ int analyzeMain(Args args) {
   auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   if (transport && timings) {
     // Each process's own phases (rank 0's summary follows its report): where a split's time goes.
-    timespec cpu{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
     char transportCpu[64] = ""; // not measured where rank 0 analyzed alone
     if (split.transportCpuSeconds >= 0)
       std::snprintf(transportCpu, sizeof transportCpu, ", %.3f s of it on MPI's thread",
                     split.transportCpuSeconds);
-    std::fprintf(
-        stderr,
-        "collcheck analyze: process %d of %d: open %.3f s, own share %.3f s, %d range(s) "
-        "taken over in %.3f s, %d handed over, asking and waiting %.3f s, gather %.3f s; "
-        "CPU %.3f s%s\n",
-        transport->rank(), transport->size(), seconds(t0, t1), split.ownSeconds, split.taken,
-        split.takenSeconds, split.given, split.waitSeconds, split.gatherSeconds,
-        static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9, transportCpu);
+    std::fprintf(stderr,
+                 "collcheck analyze: process %d of %d: open %.3f s, own share %.3f s, %d range(s) "
+                 "taken over in %.3f s, %d handed over, asking and waiting %.3f s, gather %.3f s; "
+                 "CPU %.3f s%s\n",
+                 transport->rank(), transport->size(), seconds(t0, t1), split.ownSeconds,
+                 split.taken, split.takenSeconds, split.given, split.waitSeconds,
+                 split.gatherSeconds, format::cpuSeconds(CLOCK_PROCESS_CPUTIME_ID), transportCpu);
   }
   if (!root)
     return finish(0);

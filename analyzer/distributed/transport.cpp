@@ -1,5 +1,6 @@
 #include "transport.h"
 
+#include "clock.h"
 #include "mpi_plugin_abi.h"
 
 #include <dlfcn.h>
@@ -14,7 +15,6 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
-#include <time.h>
 #include <utility>
 
 namespace collcheck::analyzer::distributed {
@@ -217,11 +217,7 @@ public:
 
   double transportCpuSeconds() override {
     double seconds = -1;
-    call([&] {
-      timespec t{};
-      if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
-        seconds = static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-    });
+    call([&] { seconds = format::cpuSeconds(CLOCK_THREAD_CPUTIME_ID); });
     return seconds;
   }
 

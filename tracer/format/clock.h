@@ -22,6 +22,15 @@ inline uint64_t realtimeNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// CPU seconds a clock (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID) has counted; negative
+// when it cannot be read.
+inline double cpuSeconds(clockid_t clock) {
+  timespec ts;
+  if (clock_gettime(clock, &ts) != 0)
+    return -1;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 inline uint64_t readTsc() {
 #if defined(__x86_64__) || defined(__i386__)
   return __rdtsc();

@@ -37,7 +37,10 @@ int main(int argc, char **argv) {
   }
   TraceSet traces = TraceSet::open({argv[1]}, 1);
   if (traces.fatal || traces.files.empty()) {
-    std::fprintf(stderr, "range_cost: cannot open %s\n", argv[1]);
+    std::fprintf(stderr, "range_cost: cannot analyze %s\n", argv[1]);
+    for (const InputProblem &p : traces.problems)
+      if (p.unusable)
+        std::fprintf(stderr, "  %s: %s\n", p.file.c_str(), p.reason.c_str());
     return 1;
   }
   const std::optional<uint64_t> comm = distributed::cutCommunicator(traces);

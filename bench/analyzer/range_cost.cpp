@@ -3,7 +3,9 @@
 // turn for a number of rounds. With nothing beside it (no second process, no MPI), the difference
 // is the shares' own extra work: their starts, their cuts and what each end leaves, not the memory
 // system shared with another process. Usage:
-//   collcheck_bench_range_cost DIR [K=2] [ROUNDS=5]
+//   collcheck_bench_range_cost DIR [K=2] [ROUNDS=5] [SHARE]
+// With SHARE (0 .. K-1), each round analyzes that share alone and nothing else: run as processes
+// of their own side by side, the shares are a split with nothing exchanged (split_bound.sh).
 #include "distributed/share_plan.h"
 #include "load/trace_set.h"
 #include "match/analysis.h"
@@ -26,13 +28,14 @@ double since(std::chrono::steady_clock::time_point start) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DIR [K=2] [ROUNDS=5]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR [K=2] [ROUNDS=5] [SHARE]\n", argv[0]);
     return 2;
   }
   const int shares = argc > 2 ? std::atoi(argv[2]) : 2;
   const int rounds = argc > 3 ? std::atoi(argv[3]) : 5;
-  if (shares < 1 || rounds < 1) {
-    std::fprintf(stderr, "range_cost: K and ROUNDS must be positive\n");
+  const int only = argc > 4 ? std::atoi(argv[4]) : -1;
+  if (shares < 1 || rounds < 1 || (argc > 4 && (only < 0 || only >= shares))) {
+    std::fprintf(stderr, "range_cost: K and ROUNDS must be positive, SHARE one of 0 .. K-1\n");
     return 2;
   }
   TraceSet traces = TraceSet::open({argv[1]}, 1);
@@ -51,6 +54,16 @@ int main(int argc, char **argv) {
   AnalysisOptions options;
   options.readAhead = false; // as `--threads 1`, what each process of a split runs
   std::printf("%zu files, %d shares\n", traces.files.size(), shares);
+  if (only >= 0) {
+    const RangeSpec range = distributed::planShare(traces, *comm, only, shares);
+    for (int round = 1; round <= rounds; ++round) {
+      auto start = std::chrono::steady_clock::now();
+      RangeResult share = analyzeRange(traces, options, range);
+      std::printf("round %d: share %d of %d %.3f s (%llu records)\n", round, only, shares,
+                  since(start), static_cast<unsigned long long>(share.recordsRead));
+    }
+    return 0;
+  }
   for (int round = 1; round <= rounds; ++round) {
     auto start = std::chrono::steady_clock::now();
     AnalysisResult whole = analyze(traces, options);

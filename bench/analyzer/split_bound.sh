@@ -85,7 +85,7 @@ majors() { awk '$1 == "pgmajfault" {print $2}' /proc/vmstat; }
 
 options=(analyze --quiet --progress=never --threads 1)
 # Runs one command with the page cache read again first, and sets `took` to its wall seconds, with
-# " (N read from disk)" when the machine took N major page faults meanwhile (this VM's kernel
+# " (N read from disk)" after it when the machine took N major page faults meanwhile (this VM's kernel
 # evicts page cache left untouched for a while). Output is dropped; a failure shows its stderr.
 timed() {
   warm
@@ -95,14 +95,16 @@ timed() {
   "$@" > /dev/null 2> "$work/logs/stderr" || sed 's/^/  stderr: /' "$work/logs/stderr" | head -5 >&2
   s1=$(date +%s.%N)
   m1=$(majors)
-  took=$(calc "$s1 - $s0")
+  took="$(calc "$s1 - $s0") s"
   ((m1 == m0)) || took+=" ($((m1 - m0)) read from disk)"
 }
 # Half R as a process that runs alone: the launcher's size variables removed (collcheck does not
-# split), its wall seconds written to LOGS/half.R. The sh of each process expands its variables.
+# split), its wall seconds written to LOGS/half.R; SPLIT_BOUND_HALF picks the half of a process run
+# alone (this machine's launcher passes its environment on). The sh of each process expands its
+# variables.
 # shellcheck disable=SC2016
 half=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}}
-  [ -z "$HALF" ] || r=$HALF
+  [ -z "$SPLIT_BOUND_HALF" ] || r=$SPLIT_BOUND_HALF
   unset OMPI_COMM_WORLD_SIZE PMI_SIZE MV2_COMM_WORLD_SIZE SLURM_STEP_NUM_TASKS
   mode=$1 range_cost=$2 work=$3
   shift 3
@@ -110,7 +112,7 @@ half=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-
   else set -- "$@" "$work/half$r"; fi
   exec /usr/bin/time -f %e -o "$0.$r" "$@"' "$work/logs/half" "$halves" "$range_cost" "$work"
   "$collcheck" "${options[@]}")
-seconds() { cat "$work/logs/half.$1"; }
+seconds() { cat "$work/logs/half.$1"; } # fails when that process did not run
 
 declare -a split side balanced alone
 for run in $(seq "${RUNS:-5}"); do
@@ -118,20 +120,21 @@ for run in $(seq "${RUNS:-5}"); do
   w=$took
   timed "${mpirun[@]}" -np 2 "$collcheck" "${options[@]}" "$work/whole"
   s=$took
-  timed "${mpirun[@]}" -np 2 "${half[@]}"
+  rm -f "$work"/logs/half.*
+  SPLIT_BOUND_HALF='' timed "${mpirun[@]}" -np 2 "${half[@]}"
   p=$took p0=$(seconds 0) p1=$(seconds 1)
   # Balanced: the slower process's wall replaced by the mean of the two.
   pb=$(awk -v p="${p%% *}" -v a="$p0" -v b="$p1" \
     'BEGIN {m = a > b ? a : b; printf "%.2f", p - m + (a + b) / 2}')
-  HALF=0 timed "${mpirun[@]}" -np 1 "${half[@]}"
+  SPLIT_BOUND_HALF=0 timed "${mpirun[@]}" -np 1 "${half[@]}"
   a0=$took
-  HALF=1 timed "${mpirun[@]}" -np 1 "${half[@]}"
+  SPLIT_BOUND_HALF=1 timed "${mpirun[@]}" -np 1 "${half[@]}"
   a1=$took
   split+=("$(calc "${w%% *} / ${s%% *}")") side+=("$(calc "${w%% *} / ${p%% *}")")
   balanced+=("$(calc "${w%% *} / $pb")")
   alone+=("$(calc "${w%% *} / ((${a0%% *} + ${a1%% *}) / 2)")")
-  echo "run $run (load $(cut -d' ' -f1 /proc/loadavg)): whole ${w} s, split ${s} s," \
-    "halves side by side ${p} s (the processes ${p0} and ${p1} s), alone ${a0} and ${a1} s;" \
+  echo "run $run (load $(cut -d' ' -f1 /proc/loadavg)): whole ${w}, split ${s}," \
+    "halves side by side ${p} (the processes ${p0} and ${p1} s), alone ${a0} and ${a1};" \
     "speed-ups: split ${split[-1]}, side by side ${side[-1]} (balanced ${balanced[-1]})," \
     "alone balanced ${alone[-1]}"
 done

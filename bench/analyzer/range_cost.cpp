@@ -54,13 +54,21 @@ int main(int argc, char **argv) {
   AnalysisOptions options;
   options.readAhead = false; // as `--threads 1`, what each process of a split runs
   std::printf("%zu files, %d shares\n", traces.files.size(), shares);
+  // Share k analyzed once, with its plan: its seconds (the analysis alone) and records read.
+  auto timeShare = [&](int k, uint64_t &records) {
+    const RangeSpec range = distributed::planShare(traces, *comm, k, shares);
+    auto start = std::chrono::steady_clock::now();
+    RangeResult share = analyzeRange(traces, options, range);
+    const double seconds = since(start);
+    records += share.recordsRead;
+    return seconds;
+  };
   if (only >= 0) {
-    const RangeSpec range = distributed::planShare(traces, *comm, only, shares);
     for (int round = 1; round <= rounds; ++round) {
-      auto start = std::chrono::steady_clock::now();
-      RangeResult share = analyzeRange(traces, options, range);
-      std::printf("round %d: share %d of %d %.3f s (%llu records)\n", round, only, shares,
-                  since(start), static_cast<unsigned long long>(share.recordsRead));
+      uint64_t records = 0;
+      const double seconds = timeShare(only, records);
+      std::printf("round %d: share %d of %d %.3f s (%llu records)\n", round, only, shares, seconds,
+                  static_cast<unsigned long long>(records));
     }
     return 0;
   }
@@ -70,13 +78,8 @@ int main(int argc, char **argv) {
     const double wholeSeconds = since(start);
     std::vector<double> each;
     uint64_t records = 0;
-    for (int k = 0; k < shares; ++k) {
-      RangeSpec range = distributed::planShare(traces, *comm, k, shares);
-      start = std::chrono::steady_clock::now();
-      RangeResult share = analyzeRange(traces, options, range);
-      each.push_back(since(start));
-      records += share.recordsRead;
-    }
+    for (int k = 0; k < shares; ++k)
+      each.push_back(timeShare(k, records));
     double sum = 0;
     std::string list;
     for (double s : each) {

@@ -24,13 +24,9 @@ generator=$build/bin/collcheck_generate_traces
 for tool in "$collcheck" "$generator" /usr/bin/time; do
   [[ -x $tool ]] || { echo "split.sh: $tool is missing" >&2; exit 2; }
 done
-if [[ -n ${MPIRUN:-} ]]; then
-  read -r -a mpirun <<< "$MPIRUN"
-else
-  mpirun=(mpirun --mca btl "self,vader")
-  [[ $(id -u) != 0 ]] || mpirun+=(--allow-run-as-root)
-fi
-command -v "${mpirun[0]}" > /dev/null || { echo "split.sh: ${mpirun[0]} not found" >&2; exit 2; }
+# shellcheck source=bench/analyzer/split_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/split_common.sh"
+pick_launcher split.sh
 
 traces=$work/traces
 logs=$work/split-logs
@@ -42,8 +38,7 @@ mkdir -p "$work" "$logs"
 records=$((collectives + 200))
 [[ -z ${SUB_COMMS:-} ]] || records=$((records + collectives / 4 + 2 + SUB_COMMS / 9))
 records=$((records + ranks / 9))
-chunks=$(((records + 16383) / 16384))
-need=$((ranks * (chunks * 1048576 + 4096)))
+need=$(reserved_bytes "$ranks" "$records")
 avail=$(($(df -Pk "$work" | awk 'NR == 2 {print $4}') * 1024))
 df -h "$work" | tail -1
 echo "need: $((ranks * (collectives + 200) * 64 / 1000000)) MB of records," \
@@ -53,7 +48,6 @@ if ((need > avail)); then
   exit 1
 fi
 
-calc() { awk "BEGIN {printf \"%.2f\", $1}"; } # floating-point arithmetic, 2 decimals
 t0=$(date +%s.%N)
 "$generator" "$traces" "$ranks" "$collectives" ${SUB_COMMS:+--sub-comms "$SUB_COMMS"} \
   ${BUG_EVERY:+--bug-every "$BUG_EVERY"}
@@ -61,12 +55,9 @@ t1=$(date +%s.%N)
 job="$ranks ranks x $collectives calls${SUB_COMMS:+, sub-comms of $SUB_COMMS}"
 job+="${BUG_EVERY:+, a wrong count every $BUG_EVERY calls}"
 echo "generated: $job: $(du -sh "$traces" | cut -f1) in $(calc "$t1 - $t0") s"
-# Let the writeback of the fresh files finish, drop the files from the page cache and read them
-# back: the cache then holds what a reader of a file system gets (read-ahead's large folios, which
-# cost the mapping's page faults less than the single pages the generator wrote), the same in
-# every run of this script.
-sync
-for f in "$traces"/*.cctrace; do dd if="$f" iflag=nocache count=0 status=none; done
+# The page cache then holds what a reader of a file system gets, the same in every run of this
+# script.
+drop_from_cache "$traces"/*.cctrace
 # Read again before each run: an idle machine may evict page cache that nobody maps (this VM's
 # kernel pages out what was not touched for a minute), and a run would then read from disk.
 warm() { cat "$traces"/*.cctrace > /dev/null; }
@@ -136,11 +127,6 @@ for run in $(seq "${RUNS:-5}"); do
   echo "  speed-up np1/np2 ${ratios[-1]}, single/np2 $(calc "${single[-1]} / ${np2[-1]}")"
 done
 best() { printf '%s\n' "$@" | sort -n | head -1; }
-# The middle value (the mean of the two middle ones for an even count).
-median() {
-  printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1}
-    END {printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
 b1=$(best "${np1[@]}") b2=$(best "${np2[@]}") bs=$(best "${single[@]}")
 echo "best of ${#np1[@]}: np1 ${b1} s, np2 ${b2} s, single ${bs} s;" \
   "speed-up np1/np2 $(calc "$b1 / $b2"), single/np2 $(calc "$bs / $b2")"

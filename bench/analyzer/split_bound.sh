@@ -40,13 +40,9 @@ case $halves in
 esac
 [[ $halves == shares ]] || ((half_ranks >= 2 && half_calls >= 1)) ||
   { echo "split_bound.sh: the job is too small" >&2; exit 2; }
-if [[ -n ${MPIRUN:-} ]]; then
-  read -r -a mpirun <<< "$MPIRUN"
-else
-  mpirun=(mpirun --mca btl "self,vader")
-  [[ $(id -u) != 0 ]] || mpirun+=(--allow-run-as-root)
-fi
-command -v "${mpirun[0]}" > /dev/null || { echo "split_bound.sh: ${mpirun[0]} not found" >&2; exit 2; }
+# shellcheck source=bench/analyzer/split_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/split_common.sh"
+pick_launcher split_bound.sh
 
 trap 'rm -rf "$work/whole" "$work/half0" "$work/half1" "$work/logs"' EXIT
 mkdir -p "$work/logs"
@@ -54,15 +50,13 @@ mkdir -p "$work/logs"
 # the writer's 1 MiB chunks, for the whole job and the generated halves.
 reserved() { # ranks calls
   (($1 > 0)) || { echo 0; return; }
-  local chunks=$((($2 + 200 + $1 / 9 + 16383) / 16384))
-  echo $(($1 * (chunks * 1048576 + 4096)))
+  reserved_bytes "$1" $(($2 + 200 + $1 / 9))
 }
 need=$(($(reserved "$ranks" "$collectives") + 2 * $(reserved "$half_ranks" "$half_calls")))
 avail=$(($(df -Pk "$work" | awk 'NR == 2 {print $4}') * 1024))
 echo "need $((need / 1000000)) MB of disk; free: $((avail / 1000000)) MB"
 ((need <= avail)) || { echo "split_bound.sh: not enough free disk under $work" >&2; exit 1; }
 
-calc() { awk "BEGIN {printf \"%.2f\", $1}"; }
 "$generator" "$work/whole" "$ranks" "$collectives" > /dev/null
 dirs=("$work/whole")
 if [[ $halves == shares ]]; then
@@ -76,10 +70,7 @@ else
 fi
 # As in split.sh: the page cache holds what a reader of the file system gets (read-ahead's
 # folios), the same for every job, and is read again before every run.
-sync
-for d in "${dirs[@]}"; do
-  for f in "$d"/*.cctrace; do dd if="$f" iflag=nocache count=0 status=none; done
-done
+for d in "${dirs[@]}"; do drop_from_cache "$d"/*.cctrace; done
 warm() { for d in "${dirs[@]}"; do cat "$d"/*.cctrace; done > /dev/null; }
 majors() { awk '$1 == "pgmajfault" {print $2}' /proc/vmstat; }
 
@@ -138,10 +129,6 @@ for run in $(seq "${RUNS:-5}"); do
     "speed-ups: split ${split[-1]}, side by side ${side[-1]} (balanced ${balanced[-1]})," \
     "alone balanced ${alone[-1]}"
 done
-median() {
-  printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1}
-    END {printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
 echo "median speed-ups over the whole job in one process: split $(median "${split[@]}")," \
   "halves side by side $(median "${side[@]}") (balanced $(median "${balanced[@]}")), halves" \
   "alone balanced $(median "${alone[@]}")"

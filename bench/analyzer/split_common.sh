@@ -1,0 +1,38 @@
+# Shell helpers of the split benchmarks (split.sh, split_bound.sh), sourced by both.
+# shellcheck shell=bash
+
+# Sets the array `mpirun` to the launcher: MPIRUN split into words, or Open MPI's mpirun over
+# shared memory (with --allow-run-as-root as root); exits when it is not found. $1: the script.
+pick_launcher() {
+  if [[ -n ${MPIRUN:-} ]]; then
+    read -r -a mpirun <<< "$MPIRUN"
+  else
+    mpirun=(mpirun --mca btl "self,vader")
+    [[ $(id -u) != 0 ]] || mpirun+=(--allow-run-as-root)
+  fi
+  command -v "${mpirun[0]}" > /dev/null || { echo "$1: ${mpirun[0]} not found" >&2; exit 2; }
+}
+
+# Bytes the writer reserves for RANKS files of RECORDS records each: whole 1 MiB chunks after the
+# 4 KiB header.
+reserved_bytes() { # ranks records
+  echo $(($1 * ((($2 + 16383) / 16384) * 1048576 + 4096)))
+}
+
+# Floating-point arithmetic, 2 decimals.
+calc() { awk "BEGIN {printf \"%.2f\", $1}"; }
+
+# The middle value (the mean of the two middle ones for an even count).
+median() {
+  printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1}
+    END {printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# Lets the writeback of fresh trace files finish and drops them from the page cache, so that the
+# next read brings them back as a reader of a file system gets them (read-ahead's large folios,
+# which cost the mapping's page faults less than the single pages the generator wrote).
+drop_from_cache() { # files...
+  sync
+  local f
+  for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none; done
+}

@@ -17,7 +17,9 @@
 # side) and the speed-ups over the whole job in one process: of the split; of the halves side by
 # side as they ran, and balanced (the slower one's time replaced by the mean of the two: the most
 # a split can gain on this machine); and of the halves alone, balanced (the most without a second
-# process beside it); then their medians.
+# process beside it); then their medians. Beside them, the CPU seconds (user and system) and the
+# minor page faults of the split's two processes and of the halves side by side: what the split
+# does beyond the halves (MPI, handovers, the gather and the merge).
 # Needs free disk and page cache for the job (4096 x 25000: 8.6 GB reserved), and twice that with
 # generated halves; the traces are deleted afterwards.
 set -euo pipefail
@@ -90,9 +92,9 @@ timed() {
   ((m1 == m0)) || took+=" ($((m1 - m0)) read from disk)"
 }
 # Half R as a process that runs alone: the launcher's size variables removed (collcheck does not
-# split), its wall seconds written to LOGS/half.R; SPLIT_BOUND_HALF picks the half of a process run
-# alone (this machine's launcher passes its environment on). The sh of each process expands its
-# variables.
+# split), its wall, user and system seconds and minor faults written to LOGS/half.R;
+# SPLIT_BOUND_HALF picks the half of a process run alone (this machine's launcher passes its
+# environment on). The sh of each process expands its variables.
 # shellcheck disable=SC2016
 half=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}}
   [ -z "$SPLIT_BOUND_HALF" ] || r=$SPLIT_BOUND_HALF
@@ -101,19 +103,30 @@ half=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-
   shift 3
   if [ "$mode" = shares ]; then set -- "$range_cost" "$work/whole" 2 1 "$r"
   else set -- "$@" "$work/half$r"; fi
-  exec /usr/bin/time -f %e -o "$0.$r" "$@"' "$work/logs/half" "$halves" "$range_cost" "$work"
-  "$collcheck" "${options[@]}")
-seconds() { cat "$work/logs/half.$1"; } # fails when that process did not run
+  exec /usr/bin/time -f "%e %U %S %R" -o "$0.$r" "$@"' "$work/logs/half" "$halves" "$range_cost"
+  "$work" "$collcheck" "${options[@]}")
+# The split's processes, each under /usr/bin/time as the halves (LOGS/split.R).
+# shellcheck disable=SC2016
+split_process=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}}
+  exec /usr/bin/time -f "%e %U %S %R" -o "$0.$r" "$@"' "$work/logs/split" "$collcheck"
+  "${options[@]}" "$work/whole")
+# From LOGS/NAME.R (wall, user and system seconds, minor faults of one process; fails when that
+# process did not run): its wall seconds, and the CPU seconds and minor faults of NAME's processes.
+seconds() { awk '{print $1; exit}' "$work/logs/$1.$2"; }
+cpu_of() { awk '{s += $2 + $3} END {printf "%.2f", s}' "$work/logs/$1".[01]; }
+faults_of() { awk '{s += $4} END {print s}' "$work/logs/$1".[01]; }
 
-declare -a split side balanced alone
+declare -a split side balanced alone split_cpu side_cpu split_faults side_faults
 for run in $(seq "${RUNS:-5}"); do
   timed "${mpirun[@]}" -np 1 "$collcheck" "${options[@]}" "$work/whole"
   w=$took
-  timed "${mpirun[@]}" -np 2 "$collcheck" "${options[@]}" "$work/whole"
+  rm -f "$work"/logs/split.* "$work"/logs/half.*
+  timed "${mpirun[@]}" -np 2 "${split_process[@]}"
   s=$took
-  rm -f "$work"/logs/half.*
+  split_cpu+=("$(cpu_of split)") split_faults+=("$(faults_of split)")
   SPLIT_BOUND_HALF='' timed "${mpirun[@]}" -np 2 "${half[@]}"
-  p=$took p0=$(seconds 0) p1=$(seconds 1)
+  p=$took p0=$(seconds half 0) p1=$(seconds half 1)
+  side_cpu+=("$(cpu_of half)") side_faults+=("$(faults_of half)")
   # Balanced: the slower process's wall replaced by the mean of the two.
   pb=$(awk -v p="${p%% *}" -v a="$p0" -v b="$p1" \
     'BEGIN {m = a > b ? a : b; printf "%.2f", p - m + (a + b) / 2}')
@@ -127,9 +140,14 @@ for run in $(seq "${RUNS:-5}"); do
   echo "run $run (load $(cut -d' ' -f1 /proc/loadavg)): whole ${w}, split ${s}," \
     "halves side by side ${p} (the processes ${p0} and ${p1} s), alone ${a0} and ${a1};" \
     "speed-ups: split ${split[-1]}, side by side ${side[-1]} (balanced ${balanced[-1]})," \
-    "alone balanced ${alone[-1]}"
+    "alone balanced ${alone[-1]}; CPU: split ${split_cpu[-1]} s, halves side by side" \
+    "${side_cpu[-1]} s; minor faults: split ${split_faults[-1]}, halves ${side_faults[-1]}"
 done
 echo "median speed-ups over the whole job in one process: split $(median "${split[@]}")," \
   "halves side by side $(median "${side[@]}") (balanced $(median "${balanced[@]}")), halves" \
   "alone balanced $(median "${alone[@]}")"
+echo "medians of the CPU seconds: split $(median "${split_cpu[@]}"), halves side by side" \
+  "$(median "${side_cpu[@]}"); of the minor faults: split" \
+  "$(printf %.0f "$(median "${split_faults[@]}")"), halves" \
+  "$(printf %.0f "$(median "${side_faults[@]}")")"
 uptime

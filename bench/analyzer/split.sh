@@ -90,7 +90,7 @@ measure() { # name np(0: no mpirun) args...
     # statistics are written.
     # shellcheck disable=SC2016 # expanded by the sh of each process
     "${mpirun[@]}" -np "$np" sh -c \
-      'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-0}}}
+      "r=$process_rank"'
        /usr/bin/time -v -o "$0.time.$r" "$@" 2> "$0.err.$r"
        exit 0' \
       "$logs/$name" "$collcheck" "$@" 2> "$logs/$name.mpirun" || cat "$logs/$name.mpirun" >&2

@@ -96,7 +96,7 @@ timed() {
 # SPLIT_BOUND_HALF picks the half of a process run alone (this machine's launcher passes its
 # environment on). The sh of each process expands its variables.
 # shellcheck disable=SC2016
-half=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}}
+half=(sh -c "r=$process_rank"'
   [ -z "$SPLIT_BOUND_HALF" ] || r=$SPLIT_BOUND_HALF
   unset OMPI_COMM_WORLD_SIZE PMI_SIZE MV2_COMM_WORLD_SIZE SLURM_STEP_NUM_TASKS
   mode=$1 range_cost=$2 work=$3
@@ -107,7 +107,7 @@ half=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-
   "$work" "$collcheck" "${options[@]}")
 # The split's processes, each under /usr/bin/time as the halves (LOGS/split.R).
 # shellcheck disable=SC2016
-split_process=(sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}}
+split_process=(sh -c "r=$process_rank"'
   exec /usr/bin/time -f "%e %U %S %R" -o "$0.$r" "$@"' "$work/logs/split" "$collcheck"
   "${options[@]}" "$work/whole")
 # From LOGS/NAME.R (wall, user and system seconds, minor faults of one process; fails when that

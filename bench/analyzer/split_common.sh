@@ -13,6 +13,11 @@ pick_launcher() {
   command -v "${mpirun[0]}" > /dev/null || { echo "$1: ${mpirun[0]} not found" >&2; exit 2; }
 }
 
+# A process's rank as its launcher tells it (Open MPI, PMIx, MPICH, Slurm), for the sh that wraps
+# each process to expand.
+# shellcheck disable=SC2016,SC2034 # expanded by that sh; used by the scripts that source this
+process_rank='${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}}'
+
 # Bytes the writer reserves for RANKS files of RECORDS records each: whole 1 MiB chunks after the
 # 4 KiB header.
 reserved_bytes() { # ranks records

@@ -8,9 +8,9 @@
 # every 4 world calls), BUG_EVERY=N makes rank 1 pass a wrong count every N calls (slow path),
 # MPIRUN replaces the launcher (default: mpirun --mca btl self,vader, --allow-run-as-root as root),
 # RUNS sets the number of rounds.
-# Prints per run: wall seconds (of the whole mpirun, and of the slowest process), CPU seconds (all
-# processes), peak RSS and major page faults (reads from disk) of each process, the lines of
-# --timings, and the speed-ups; then the median and the best of each.
+# Prints the machine (describe_machine), then per run: wall seconds (of the whole mpirun, and of the
+# slowest process), CPU seconds (all processes), peak RSS and major page faults (reads from disk) of
+# each process, the lines of --timings, and the speed-ups; then the median and the best of each.
 # Needs about RANKS x (COLLECTIVES + 200) x 64 bytes of free disk (4096 x 25000: about 6.6 GB; the
 # writer reserves whole MiB, so a little more), and as much free memory for the page cache; the
 # traces are deleted afterwards.
@@ -27,6 +27,7 @@ done
 # shellcheck source=bench/analyzer/split_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/split_common.sh"
 pick_launcher split.sh
+describe_machine
 
 traces=$work/traces
 logs=$work/split-logs

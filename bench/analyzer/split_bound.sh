@@ -13,13 +13,13 @@
 #   files             two generated jobs of RANKS/2 x COLLECTIVES: every process opens half the
 #                     files (what no split by sequence range does: a bound for any division).
 # MPIRUN replaces the launcher (default: mpirun --mca btl self,vader, --allow-run-as-root as root).
-# Prints per round the wall times (of the whole launcher command, and of each process side by
-# side) and the speed-ups over the whole job in one process: of the split; of the halves side by
-# side as they ran, and balanced (the slower one's time replaced by the mean of the two: the most
-# a split can gain on this machine); and of the halves alone, balanced (the most without a second
-# process beside it); then their medians. Beside them, the CPU seconds (user and system) and the
-# minor page faults of the split's two processes and of the halves side by side: what the split
-# does beyond the halves (MPI, handovers, the gather and the merge).
+# Prints the machine (describe_machine), then per round the wall times (of the whole launcher
+# command, and of each process side by side) and the speed-ups over the whole job in one process: of
+# the split; of the halves side by side as they ran, and balanced (the slower one's time replaced by
+# the mean of the two: the most a split can gain on this machine); and of the halves alone, balanced
+# (the most without a second process beside it); then their medians. Beside them, the CPU seconds
+# (user and system) and the minor page faults of the split's two processes and of the halves side by
+# side: what the split does beyond the halves (MPI, handovers, the gather and the merge).
 # Needs free disk and page cache for the job (4096 x 25000: 8.6 GB reserved), and twice that with
 # generated halves; the traces are deleted afterwards.
 set -euo pipefail
@@ -45,6 +45,7 @@ esac
 # shellcheck source=bench/analyzer/split_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/split_common.sh"
 pick_launcher split_bound.sh
+describe_machine
 
 trap 'rm -rf "$work/whole" "$work/half0" "$work/half1" "$work/logs"' EXIT
 mkdir -p "$work/logs"

@@ -13,6 +13,15 @@ pick_launcher() {
   command -v "${mpirun[0]}" > /dev/null || { echo "$1: ${mpirun[0]} not found" >&2; exit 2; }
 }
 
+# The machine a set ran on, in one line: the rounds of one machine agree far better than those of
+# two (docs/performance.md), so every set says which it was.
+describe_machine() {
+  local model
+  model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2> /dev/null)
+  echo "machine: ${model:-unknown CPU}, $(nproc) CPUs, kernel $(uname -r)," \
+    "$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) of memory"
+}
+
 # A process's rank as its launcher tells it (Open MPI, PMIx, MPICH, Slurm), for the sh that wraps
 # each process to expand.
 # shellcheck disable=SC2016,SC2034 # expanded by that sh; used by the scripts that source this

@@ -21,13 +21,13 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-void putComm(wire::Writer &w, const Communicator &c) {
+template <typename Sink> void putComm(Sink &w, const Communicator &c) {
   w.put(c.id);
   w.put(c.size);
   w.put(c.origin);
   w.put(c.parentId);
   w.put(c.color);
-  w.put<uint8_t>(c.nccl);
+  w.put(static_cast<uint8_t>(c.nccl));
   w.putVector(c.worldRankOf);
   w.putVector(c.fileOf);
   w.putString(c.label);
@@ -225,44 +225,56 @@ bool tiled(const std::vector<RangeResult> &shares, const TraceSet &traces, std::
   return true;
 }
 
-} // namespace
-
-std::string encodeShare(const RangeResult &share) {
-  wire::Writer w;
+// One encoder for the message and its size (wire::Writer, wire::Counter).
+template <typename Sink> void putShare(Sink &w, const RangeResult &share) {
   w.putString(share.unclean);
   w.put(share.recordsRead);
-  w.put<uint8_t>(share.last);
-  w.put<uint8_t>(share.waitsAtEnd);
-  w.put<uint64_t>(share.files.size());
+  w.put(static_cast<uint8_t>(share.last));
+  w.put(static_cast<uint8_t>(share.waitsAtEnd));
+  w.put(static_cast<uint64_t>(share.files.size()));
   for (const RangeFile &f : share.files) {
     w.put(f.begin);
     w.put(f.end);
     w.put(f.slots);
-    w.put<uint8_t>(f.finalized);
-    w.put<uint8_t>(f.hasLastCall);
-    w.put<uint8_t>(f.hasLastRecord);
+    w.put(static_cast<uint8_t>(f.finalized));
+    w.put(static_cast<uint8_t>(f.hasLastCall));
+    w.put(static_cast<uint8_t>(f.hasLastRecord));
     w.put(f.lastCall);
     w.put(f.lastRecord);
   }
-  w.put<uint64_t>(share.comms.size());
+  w.put(static_cast<uint64_t>(share.comms.size()));
   for (const RangeComm &c : share.comms) {
     putComm(w, c.comm);
     w.put(c.key);
     w.put(c.positions);
     w.put(c.pointToPoint);
-    w.put<uint8_t>(c.active);
-    w.put<uint8_t>(c.atRest);
-    w.put<uint8_t>(c.released);
+    w.put(static_cast<uint8_t>(c.active));
+    w.put(static_cast<uint8_t>(c.atRest));
+    w.put(static_cast<uint8_t>(c.released));
     w.putVector(c.consumed);
     w.putVector(c.firstSeq);
     w.putVector(c.nextSeq);
     w.putVector(c.last);
   }
   w.putString(share.events);
+}
+
+size_t encodedSize(const RangeResult &share) {
+  wire::Counter counter;
+  putShare(counter, share);
+  return counter.size();
+}
+
+} // namespace
+
+std::string encodeShare(const RangeResult &share) {
+  wire::Writer w;
+  w.reserve(encodedSize(share));
+  putShare(w, share);
   return w.take();
 }
 
-bool decodeShare(const std::string &bytes, RangeResult &share) {
+bool decodeShare(std::string_view bytes, RangeResult &share) {
   wire::Reader r(bytes);
   uint64_t files = 0, comms = 0;
   uint8_t last = 0, waits = 0;
@@ -743,11 +755,29 @@ private:
   Clock::time_point nextLook_{};
 };
 
+// What encodeShares writes for `shares`; `sizes`, when given, gets each share's own.
+size_t encodedSize(const std::vector<RangeResult> &shares, std::vector<size_t> *sizes = nullptr) {
+  size_t total = sizeof(uint64_t);
+  for (const RangeResult &share : shares) {
+    const size_t one = encodedSize(share);
+    total += sizeof(uint64_t) + one;
+    if (sizes)
+      sizes->push_back(one);
+  }
+  return total;
+}
+
+// A process's shares as one message: their count, then each share as a string (encodeShare),
+// written in place: the message is the only copy of the logs it carries.
 std::string encodeShares(const std::vector<RangeResult> &shares) {
+  std::vector<size_t> sizes;
   wire::Writer w;
+  w.reserve(encodedSize(shares, &sizes));
   w.put<uint64_t>(shares.size());
-  for (const RangeResult &share : shares)
-    w.putString(encodeShare(share));
+  for (size_t i = 0; i < shares.size(); ++i) {
+    w.put<uint64_t>(sizes[i]); // the string's length, as putString writes it
+    putShare(w, shares[i]);
+  }
   return w.take();
 }
 
@@ -757,9 +787,9 @@ bool decodeShares(const std::string &bytes, std::vector<RangeResult> &shares) {
   if (!r.get(count) || count > bytes.size())
     return false;
   for (uint64_t i = 0; i < count; ++i) {
-    std::string one;
+    std::string_view one;
     RangeResult share;
-    if (!r.getString(one) || !decodeShare(one, share))
+    if (!r.getView(one) || !decodeShare(one, share))
       return false;
     shares.push_back(std::move(share));
   }
@@ -840,8 +870,12 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   handover.finish();
   stats.waitSeconds = since(t0) - stats.ownSeconds - stats.takenSeconds;
   stats.given = handover.given();
-  std::string encoded = encodeShares(shares);
-  shares.clear();
+  // Rank 0 merges its own shares as they are: only the others' travel, encoded.
+  std::string encoded;
+  if (rank != 0) {
+    encoded = encodeShares(shares);
+    shares.clear();
+  }
   stats.shareSeconds = since(t0);
   auto gathering = Clock::now();
   std::vector<std::string> all = transport.gather(encoded);
@@ -852,7 +886,8 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   auto t1 = Clock::now();
   std::string why;
   bool ok = true;
-  for (size_t k = 0; k < all.size() && ok; ++k) {
+  stats.bytesGathered = encodedSize(shares); // rank 0's own, counted as if sent
+  for (size_t k = 1; k < all.size() && ok; ++k) {
     stats.bytesGathered += all[k].size();
     ok = decodeShares(all[k], shares);
     all[k].clear();

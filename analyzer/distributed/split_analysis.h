@@ -15,6 +15,7 @@
 #include "transport.h"
 
 #include <string>
+#include <string_view>
 
 namespace collcheck::analyzer::distributed {
 
@@ -62,7 +63,7 @@ void sortShares(std::vector<RangeResult> &shares);
 
 // What a share sends to rank 0, and back.
 std::string encodeShare(const RangeResult &share);
-bool decodeShare(const std::string &bytes, RangeResult &share);
+bool decodeShare(std::string_view bytes, RangeResult &share);
 
 // The job in `count` shares, each analyzed here in turn and merged (tests, and the model of the
 // split in docs/performance.md); false with `why` as mergeShares. `handoverEvery` > 0: every

@@ -30,9 +30,31 @@ public:
   }
   std::string take() { return std::move(out_); }
   size_t size() const { return out_.size(); }
+  // Room for `bytes` more, so that a large message is written without growing (and copying)
+  // its buffer again and again.
+  void reserve(size_t bytes) { out_.reserve(out_.size() + bytes); }
 
 private:
   std::string out_;
+};
+
+// What a Writer would hold after the same calls, without writing: the size of a message before it
+// is built (an encoder written once, as a template over the two).
+class Counter {
+public:
+  template <typename T> void put(const T &) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_ += sizeof(T);
+  }
+  template <typename T> void putVector(const std::vector<T> &v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_ += sizeof(uint64_t) + v.size() * sizeof(T);
+  }
+  void putString(std::string_view s) { bytes_ += sizeof(uint64_t) + s.size(); }
+  size_t size() const { return bytes_; }
+
+private:
+  size_t bytes_ = 0;
 };
 
 class Reader {
@@ -58,10 +80,18 @@ public:
     return true;
   }
   bool getString(std::string &s) {
+    std::string_view view;
+    if (!getView(view))
+      return false;
+    s.assign(view);
+    return true;
+  }
+  // A string without copying it: the view points into the reader's input.
+  bool getView(std::string_view &s) {
     uint64_t n = 0;
     if (!get(n) || n > in_.size() - at_)
       return false;
-    s.assign(in_.data() + at_, n);
+    s = in_.substr(at_, n);
     at_ += n;
     return true;
   }

@@ -21,7 +21,8 @@ namespace collcheck::analyzer::distributed {
 
 struct SplitStats {
   int processes = 1;
-  uint64_t bytesGathered = 0; // what rank 0 received, its own share included
+  uint64_t bytesGathered = 0; // what rank 0 received, and its own shares as they would be
+                              // encoded (they are merged as they are, not sent)
   double shareSeconds = 0;    // this process: planning and matching its share
   double mergeSeconds = 0;    // rank 0: checking and replaying the shares
   int joined = 0;             // cuts rank 0 read across again (two shares as one)

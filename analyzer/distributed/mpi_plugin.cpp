@@ -1,5 +1,6 @@
 // libcollcheck_mpi.so: the only part of the analyzer that links MPI. transport.cpp loads it when
 // collcheck runs as an MPI job; see mpi_plugin_abi.h for the interface.
+#include "launcher_environment.h"
 #include "mpi_plugin_abi.h"
 
 // The C API only: from C++, mpi.h also declares the deprecated C++ bindings, which would need
@@ -134,16 +135,6 @@ void sendSmallMessagesAtOnce() {
   closedir(fds);
 }
 
-// A launcher's process count from the environment; 0 when unset or not a positive number.
-long environmentCount(const char *name) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
-    return 0;
-  char *end = nullptr;
-  long value = std::strtol(text, &end, 10);
-  return *end == '\0' && value > 0 ? value : 0;
-}
-
 // Open MPI chooses its point-to-point layer by trying the fast fabrics' first (UCX, then the
 // matching transports), and starting UCX is most of what MPI_Init costs here: measured on one
 // node, MPI_Init took 0.23 s of wall and 0.028 s of CPU, and 0.028 s and 0.014 s with the
@@ -154,8 +145,9 @@ long environmentCount(const char *name) {
 // nodes the fabric is left to Open MPI, and a pml the user set in the environment (`mpirun
 // --mca pml ...`, OMPI_MCA_pml) wins; one set only in a parameter file is overridden here.
 void preferSharedMemoryOnOneNode() {
-  const long size = environmentCount("OMPI_COMM_WORLD_SIZE");
-  if (size > 1 && environmentCount("OMPI_COMM_WORLD_LOCAL_SIZE") == size)
+  using collcheck::analyzer::distributed::launcherCount;
+  const long size = launcherCount("OMPI_COMM_WORLD_SIZE");
+  if (size > 1 && launcherCount("OMPI_COMM_WORLD_LOCAL_SIZE") == size)
     setenv("OMPI_MCA_pml", "ob1", 0);
 }
 

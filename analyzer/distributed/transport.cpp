@@ -1,11 +1,11 @@
 #include "transport.h"
 
 #include "clock.h"
+#include "launcher_environment.h"
 #include "mpi_plugin_abi.h"
 
 #include <dlfcn.h>
 
-#include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -22,17 +22,6 @@ namespace collcheck::analyzer::distributed {
 namespace {
 
 constexpr const char *kPluginName = "libcollcheck_mpi.so";
-
-// A launcher's process count; 0 when the variable is unset or not a positive number.
-long envCount(const char *name) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
-    return 0;
-  char *end = nullptr;
-  errno = 0;
-  long value = std::strtol(text, &end, 10);
-  return (*end == '\0' && errno == 0 && value > 0) ? value : 0;
-}
 
 struct Plugin {
   decltype(&collcheck_mpi_abi_version) abiVersion = nullptr;
@@ -276,7 +265,7 @@ bool launcherRank(int &rank, int &size) {
       {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"}};
   for (const auto &[rankName, sizeName] : names) {
     const char *text = std::getenv(rankName);
-    long n = envCount(sizeName);
+    long n = launcherCount(sizeName);
     if (!text || !*text || n <= 0)
       continue;
     char *end = nullptr;
@@ -310,10 +299,10 @@ bool launchedAsMpiJob() {
   // Open MPI's mpirun/prterun, PMI launchers (MPICH and Intel MPI's Hydra, srun --mpi=pmi2) and
   // MVAPICH. PMIx has no size variable of its own; its launchers set one of these or Slurm's.
   for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"})
-    if (envCount(name) > 1)
+    if (launcherCount(name) > 1)
       return true;
   // srun: the step's task count. Not SLURM_NTASKS: a batch script, which runs once, has it too.
-  return std::getenv("SLURM_PROCID") && envCount("SLURM_STEP_NUM_TASKS") > 1;
+  return std::getenv("SLURM_PROCID") && launcherCount("SLURM_STEP_NUM_TASKS") > 1;
 }
 
 std::unique_ptr<Transport> connect(std::string &error) {

@@ -137,9 +137,9 @@ void sendSmallMessagesAtOnce() {
 
 // Open MPI chooses its point-to-point layer by trying the fast fabrics' first (UCX, then the
 // matching transports), and starting UCX is most of what MPI_Init costs here: measured on one
-// node, MPI_Init took 0.23 s of wall and 0.028 s of CPU, and 0.028 s and 0.014 s with the
-// shared-memory path (pml ob1), whatever the job size; in a split of 4,096 files the MPI thread
-// then used 0.018-0.032 s of CPU instead of 0.031-0.048 s, CPU a process still reading pays for.
+// node (2 processes), MPI_Init took 0.23 s of wall and 0.028 s of CPU, and 0.028 s and 0.014 s
+// with the shared-memory path (pml ob1); in a split of 4,096 files the MPI thread then used
+// 0.018-0.032 s of CPU instead of 0.031-0.048 s, CPU a process still reading pays for.
 // The analyzer's traffic is a few small messages and one gather: when every process of the job
 // is on this node (Open MPI says so in its environment) shared memory is all it needs. Across
 // nodes the fabric is left to Open MPI, and a pml the user set in the environment (`mpirun

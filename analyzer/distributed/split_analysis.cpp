@@ -259,13 +259,13 @@ template <typename Sink> void putShare(Sink &w, const RangeResult &share) {
   w.putString(share.events);
 }
 
+} // namespace
+
 size_t encodedSize(const RangeResult &share) {
   wire::Counter counter;
   putShare(counter, share);
   return counter.size();
 }
-
-} // namespace
 
 std::string encodeShare(const RangeResult &share) {
   wire::Writer w;
@@ -756,7 +756,8 @@ private:
 };
 
 // What encodeShares writes for `shares`; `sizes`, when given, gets each share's own.
-size_t encodedSize(const std::vector<RangeResult> &shares, std::vector<size_t> *sizes = nullptr) {
+size_t encodedSharesSize(const std::vector<RangeResult> &shares,
+                         std::vector<size_t> *sizes = nullptr) {
   size_t total = sizeof(uint64_t);
   for (const RangeResult &share : shares) {
     const size_t one = encodedSize(share);
@@ -772,7 +773,7 @@ size_t encodedSize(const std::vector<RangeResult> &shares, std::vector<size_t> *
 std::string encodeShares(const std::vector<RangeResult> &shares) {
   std::vector<size_t> sizes;
   wire::Writer w;
-  w.reserve(encodedSize(shares, &sizes));
+  w.reserve(encodedSharesSize(shares, &sizes));
   w.put<uint64_t>(shares.size());
   for (size_t i = 0; i < shares.size(); ++i) {
     w.put<uint64_t>(sizes[i]); // the string's length, as putString writes it
@@ -886,7 +887,7 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   auto t1 = Clock::now();
   std::string why;
   bool ok = true;
-  stats.bytesGathered = encodedSize(shares); // rank 0's own, counted as if sent
+  stats.bytesGathered = encodedSharesSize(shares); // rank 0's own, counted as if sent
   for (size_t k = 1; k < all.size() && ok; ++k) {
     stats.bytesGathered += all[k].size();
     ok = decodeShares(all[k], shares);

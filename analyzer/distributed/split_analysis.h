@@ -62,8 +62,11 @@ bool mergeJoining(const TraceSet &traces, const AnalysisOptions &options, uint64
 // what it took over from others); the merge checks that they then tile the files.
 void sortShares(std::vector<RangeResult> &shares);
 
-// What a share sends to rank 0, and back.
+// What a share sends to rank 0, and back. encodedSize: the bytes encodeShare writes, counted
+// without writing them (a process's message is built at its exact size: its length prefixes
+// are these counts).
 std::string encodeShare(const RangeResult &share);
+size_t encodedSize(const RangeResult &share);
 bool decodeShare(std::string_view bytes, RangeResult &share);
 
 // The job in `count` shares, each analyzed here in turn and merged (tests, and the model of the

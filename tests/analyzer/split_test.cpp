@@ -68,6 +68,20 @@ TEST(Split, EveryTruncatedShareMessageIsRejected) {
   }
 }
 
+// The length that prefixes each share in a process's message is counted, not measured: the count
+// must be what the encoder writes, for every share of a job (the first, the last, and a middle one
+// that neither starts nor ends the files).
+TEST(Split, EveryShareIsCountedAtTheSizeItIsWritten) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-counted")}, 1);
+  for (int k = 0; k < 3; ++k) {
+    analyzer::RangeResult share = shareOf(traces, k, 3);
+    EXPECT_FALSE(share.events.empty()) << k;
+    EXPECT_EQ(analyzer::distributed::encodeShare(share).size(),
+              analyzer::distributed::encodedSize(share))
+        << k;
+  }
+}
+
 TEST(Split, DamagedShareMessagesNeverCrashTheMerge) {
   analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-damaged")}, 1);
   std::vector<std::string> messages;

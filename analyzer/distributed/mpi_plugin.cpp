@@ -135,11 +135,13 @@ void sendSmallMessagesAtOnce() {
   closedir(fds);
 }
 
-// Open MPI chooses its point-to-point layer by trying the fast fabrics' first (UCX, then the
-// matching transports), and starting UCX is most of what MPI_Init costs here: measured on one
-// node (2 processes), MPI_Init took 0.23 s of wall and 0.028 s of CPU, and 0.028 s and 0.014 s
-// with the shared-memory path (pml ob1); in a split of 4,096 files the MPI thread then used
-// 0.018-0.032 s of CPU instead of 0.031-0.048 s, CPU a process still reading pays for.
+// Open MPI chooses its point-to-point layer by opening every candidate, and the one for matching
+// transports (pml cm) probes the fabrics' libraries: with Debian's Open MPI (whose parameter file
+// already excludes UCX's pml and the OFI transport) the PSM and PSM2 probes are most of what
+// MPI_Init costs. Measured on one node (2 processes), MPI_Init took 0.23 s of wall and 0.028 s of
+// CPU, and 0.028 s and 0.014 s with the shared-memory path (pml ob1, which opens no fabric); in a
+// split of 4,096 files the MPI thread then used 0.018-0.032 s of CPU instead of 0.031-0.048 s,
+// CPU a process still reading pays for.
 // The analyzer's traffic is a few small messages and one gather: when every process of the job
 // is on this node (Open MPI says so in its environment) shared memory is all it needs. Across
 // nodes the fabric is left to Open MPI, and a pml the user set in the environment (`mpirun

@@ -12,6 +12,7 @@
 #include "load/trace_set.h"
 #include "match/analysis.h"
 #include "report/report.h"
+#include "split_job.h"
 
 #include <algorithm>
 #include <chrono>
@@ -70,21 +71,11 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "merge_cost: every K and ROUNDS must be positive\n");
     return 2;
   }
-  TraceSet traces = TraceSet::open({argv[1]}, 1);
-  if (traces.fatal || traces.files.empty()) {
-    std::fprintf(stderr, "merge_cost: cannot analyze %s\n", argv[1]);
-    for (const InputProblem &p : traces.problems)
-      if (p.unusable)
-        std::fprintf(stderr, "  %s: %s\n", p.file.c_str(), p.reason.c_str());
+  TraceSet traces;
+  const std::optional<uint64_t> comm = bench::openSplitJob("merge_cost", argv[1], traces);
+  if (!comm)
     return 1;
-  }
-  const std::optional<uint64_t> comm = distributed::cutCommunicator(traces);
-  if (!comm) {
-    std::fprintf(stderr, "merge_cost: no communicator spans every file: nothing to divide\n");
-    return 1;
-  }
-  AnalysisOptions options;
-  options.readAhead = false; // as `--threads 1`, what each process of a split runs
+  const AnalysisOptions options = bench::splitProcessOptions();
   const AnalysisResult whole = analyze(traces, options);
   const std::string expected = jsonReport(traces, whole);
   std::printf("%zu files, %llu positions\n", traces.files.size(),

@@ -9,6 +9,7 @@
 #include "distributed/share_plan.h"
 #include "load/trace_set.h"
 #include "match/analysis.h"
+#include "split_job.h"
 
 #include <chrono>
 #include <cstdio>
@@ -38,21 +39,11 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "range_cost: K and ROUNDS must be positive, SHARE one of 0 .. K-1\n");
     return 2;
   }
-  TraceSet traces = TraceSet::open({argv[1]}, 1);
-  if (traces.fatal || traces.files.empty()) {
-    std::fprintf(stderr, "range_cost: cannot analyze %s\n", argv[1]);
-    for (const InputProblem &p : traces.problems)
-      if (p.unusable)
-        std::fprintf(stderr, "  %s: %s\n", p.file.c_str(), p.reason.c_str());
+  TraceSet traces;
+  const std::optional<uint64_t> comm = bench::openSplitJob("range_cost", argv[1], traces);
+  if (!comm)
     return 1;
-  }
-  const std::optional<uint64_t> comm = distributed::cutCommunicator(traces);
-  if (!comm) {
-    std::fprintf(stderr, "range_cost: no communicator spans every file: nothing to divide\n");
-    return 1;
-  }
-  AnalysisOptions options;
-  options.readAhead = false; // as `--threads 1`, what each process of a split runs
+  const AnalysisOptions options = bench::splitProcessOptions();
   std::printf("%zu files, %d shares\n", traces.files.size(), shares);
   // Share k analyzed once, with its plan: its seconds (the analysis alone) and records read.
   auto timeShare = [&](int k, uint64_t &records) {

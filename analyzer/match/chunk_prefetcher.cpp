@@ -31,6 +31,20 @@ void classifyChunk(const format::Record *records, uint64_t count, format::SlotSt
   run = {length, first.commId, first.commRank, first.seq()};
 }
 
+ChunkRun leadingRun(const format::Record *records, const format::SlotState *states,
+                    uint64_t count) {
+  if (count == 0)
+    return {};
+  const format::Record &first = records[0];
+  uint64_t length = 0;
+  while (length < count && states[length] == format::SlotState::Published &&
+         records[length].kind < static_cast<uint8_t>(format::Kind::Send) &&
+         records[length].commId == first.commId && records[length].commRank == first.commRank &&
+         records[length].seq() == first.seq() + length)
+    ++length;
+  return {length, first.commId, first.commRank, first.seq()};
+}
+
 ChunkPrefetcher::ChunkPrefetcher(const std::vector<int> &fds, size_t chunk, bool helper)
     : fds_(fds), buffersPerFile_(helper ? kBuffersPerFile : 1),
       slots_(new Slot[fds.size() * static_cast<size_t>(buffersPerFile_)]) {

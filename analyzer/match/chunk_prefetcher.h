@@ -32,6 +32,8 @@ struct ChunkRun {
 // Classifies `count` slots and says how many of the first are one stream's run.
 void classifyChunk(const format::Record *records, uint64_t count, format::SlotState *states,
                    ChunkRun &run);
+// The run that starts `count` slots already classified (the rest of a chunk read in two parts).
+ChunkRun leadingRun(const format::Record *records, const format::SlotState *states, uint64_t count);
 
 class ChunkPrefetcher {
 public:

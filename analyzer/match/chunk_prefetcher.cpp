@@ -4,6 +4,18 @@
 
 namespace collcheck::analyzer {
 
+namespace {
+
+// Whether `r`, `i` slots after `first`, is the next of `first`'s stream's consecutive calls.
+inline bool continuesRun(const format::Record &first, const format::Record &r,
+                         format::SlotState state, uint64_t i) {
+  return state == format::SlotState::Published &&
+         r.kind < static_cast<uint8_t>(format::Kind::Send) && r.commId == first.commId &&
+         r.commRank == first.commRank && r.seq() == first.seq() + i;
+}
+
+} // namespace
+
 void classifyChunk(const format::Record *records, uint64_t count, format::SlotState *states,
                    ChunkRun &run) {
   run = {};
@@ -23,9 +35,7 @@ void classifyChunk(const format::Record *records, uint64_t count, format::SlotSt
       __builtin_prefetch(&records[i + kAhead]);
     const format::Record &r = records[i];
     states[i] = format::classify(r);
-    inRun = inRun && states[i] == format::SlotState::Published &&
-            r.kind < static_cast<uint8_t>(format::Kind::Send) && r.commId == first.commId &&
-            r.commRank == first.commRank && r.seq() == first.seq() + i;
+    inRun = inRun && continuesRun(first, r, states[i], i);
     length += inRun;
   }
   run = {length, first.commId, first.commRank, first.seq()};
@@ -37,10 +47,7 @@ ChunkRun leadingRun(const format::Record *records, const format::SlotState *stat
     return {};
   const format::Record &first = records[0];
   uint64_t length = 0;
-  while (length < count && states[length] == format::SlotState::Published &&
-         records[length].kind < static_cast<uint8_t>(format::Kind::Send) &&
-         records[length].commId == first.commId && records[length].commRank == first.commRank &&
-         records[length].seq() == first.seq() + length)
+  while (length < count && continuesRun(first, records[length], states[length], length))
     ++length;
   return {length, first.commId, first.commRank, first.seq()};
 }

@@ -21,11 +21,9 @@ collectives=${3:-25000}
 work=${4:-$(mktemp -d /tmp/collcheck-split-bench.XXXXXX)}
 collcheck=$build/bin/collcheck
 generator=$build/bin/collcheck_generate_traces
-for tool in "$collcheck" "$generator" /usr/bin/time; do
-  [[ -x $tool ]] || { echo "split.sh: $tool is missing" >&2; exit 2; }
-done
 # shellcheck source=bench/analyzer/split_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/split_common.sh"
+require split.sh "$collcheck" "$generator" /usr/bin/time
 pick_launcher split.sh
 describe_machine
 

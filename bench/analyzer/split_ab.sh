@@ -18,12 +18,10 @@ collectives=${4:-25000}
 work=${5:-$(mktemp -d /tmp/collcheck-split-ab.XXXXXX)}
 rounds=${ROUNDS:-12}
 generator=$build_b/bin/collcheck_generate_traces
-for tool in "$build_a/bin/collcheck" "$build_b/bin/collcheck" "$build_a/lib/libcollcheck_mpi.so" \
-  "$build_b/lib/libcollcheck_mpi.so" "$generator" /usr/bin/time; do
-  [[ -e $tool ]] || { echo "split_ab.sh: $tool is missing" >&2; exit 2; }
-done
 # shellcheck source=bench/analyzer/split_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/split_common.sh"
+require split_ab.sh "$build_a/bin/collcheck" "$build_b/bin/collcheck" \
+  "$build_a/lib/libcollcheck_mpi.so" "$build_b/lib/libcollcheck_mpi.so" "$generator" /usr/bin/time
 pick_launcher split_ab.sh
 describe_machine
 

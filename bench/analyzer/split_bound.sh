@@ -31,9 +31,6 @@ halves=${HALVES:-shares}
 collcheck=$build/bin/collcheck
 generator=$build/bin/collcheck_generate_traces
 range_cost=$build/bin/collcheck_bench_range_cost
-for tool in "$collcheck" "$generator" "$range_cost" /usr/bin/time; do
-  [[ -x $tool ]] || { echo "split_bound.sh: $tool is missing" >&2; exit 2; }
-done
 case $halves in
   shares) half_ranks=0 half_calls=0 ;;
   records) half_ranks=$ranks half_calls=$((collectives / 2)) ;;
@@ -44,6 +41,7 @@ esac
   { echo "split_bound.sh: the job is too small" >&2; exit 2; }
 # shellcheck source=bench/analyzer/split_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/split_common.sh"
+require split_bound.sh "$collcheck" "$generator" "$range_cost" /usr/bin/time
 pick_launcher split_bound.sh
 describe_machine
 

@@ -1,5 +1,14 @@
-# Shell helpers of the split benchmarks (split.sh, split_bound.sh), sourced by both.
+# Shell helpers of the split benchmarks (split.sh, split_bound.sh, split_ab.sh), sourced by each.
 # shellcheck shell=bash
+
+# Exits with the script's name ($1) when one of the tools or libraries after it is missing.
+require() { # script paths...
+  local script=$1 tool
+  shift
+  for tool in "$@"; do
+    [[ -x $tool ]] || { echo "$script: $tool is missing" >&2; exit 2; }
+  done
+}
 
 # Sets the array `mpirun` to the launcher: MPIRUN split into words, or Open MPI's mpirun over
 # shared memory (with --allow-run-as-root as root); exits when it is not found. $1: the script.

@@ -230,8 +230,7 @@ private:
     const format::Record *records = nullptr;   // prefetched, or null: read them here
     const format::SlotState *states = nullptr; // their classification, with `records`
     ChunkRun run;
-    size_t matched = 0;    // leading records already matched in place
-    bool restHeld = false; // a lead-in: the rest of what was read is the file's next chunk
+    size_t matched = 0; // leading records already matched in place
   };
   void readChunk(int file);
   Chunk fetch(int file);
@@ -661,9 +660,9 @@ Analysis::Chunk Analysis::fetch(int file) {
   }
   // A file's first chunk opens with its creation records and member lists, then its calls:
   // matched alone, that lead-in lets the next round start every file at its calls and match them
-  // in place, where the whole chunk would go through the queues (a share from the files' starts
-  // paid about a round and a half more for that). The same in both reading modes: where a chunk
-  // ends decides the order in which a damaged file's problems are found.
+  // in place, where the whole chunk would go through the queues (the share from the files' starts
+  // of a 4,096 x 25,000 job took 0.07 s longer for that). The same in both reading modes: where a
+  // chunk ends decides the order in which a damaged file's problems are found.
   if (rangeStart && c.records && c.states && c.run.length == 0)
     for (uint64_t i = 1; fs.next + i < c.end; ++i)
       if (c.states[i] == format::SlotState::Published &&
@@ -672,7 +671,6 @@ Analysis::Chunk Analysis::fetch(int file) {
         fs.heldRecords = c.records + i;
         fs.heldStates = c.states + i;
         c.end = fs.next + i;
-        c.restHeld = true;
         break;
       }
   return c;
@@ -825,7 +823,8 @@ void Analysis::processChunk(int file, const Chunk &c) {
     process.lastCallCommId = lastCall->commId;
   }
   fs.next = end;
-  if (prefetcher_ && !c.restHeld) {
+  // After a lead-in the buffer still holds the file's next chunk (fs.heldEnd): kept until then.
+  if (prefetcher_ && fs.heldEnd == 0) {
     prefetcher_->release(file); // the buffer is free again: fill it with a later chunk
     prefetchNext(file);
   }

@@ -18,7 +18,9 @@ set -euo pipefail
 build=${1:?usage: bench/analyzer/split.sh BUILD_DIR [RANKS] [COLLECTIVES] [WORK_DIR]}
 ranks=${2:-4096}
 collectives=${3:-25000}
-work=${4:-$(mktemp -d /tmp/collcheck-split-bench.XXXXXX)}
+# A work folder made here is removed at exit (when empty: the traces and logs go first).
+work=${4:-} made_work=
+[[ -n $work ]] || { work=$(mktemp -d /tmp/collcheck-split-bench.XXXXXX); made_work=1; }
 collcheck=$build/bin/collcheck
 generator=$build/bin/collcheck_generate_traces
 # shellcheck source=bench/analyzer/split_common.sh
@@ -29,7 +31,7 @@ describe_machine
 
 traces=$work/traces
 logs=$work/split-logs
-trap 'rm -rf "$traces" "$logs"' EXIT
+trap 'rm -rf "$traces" "$logs"; [[ -z $made_work ]] || rmdir "$work" 2>/dev/null || true' EXIT
 mkdir -p "$work" "$logs"
 
 # Disk: the records (one per call, plus the small communicators' calls and the member lists), in

@@ -15,7 +15,9 @@ build_a=${1:?$usage}
 build_b=${2:?$usage}
 ranks=${3:-4096}
 collectives=${4:-25000}
-work=${5:-$(mktemp -d /tmp/collcheck-split-ab.XXXXXX)}
+# A work folder made here is removed at exit (when empty: the traces and logs go first).
+work=${5:-} made_work=
+[[ -n $work ]] || { work=$(mktemp -d /tmp/collcheck-split-ab.XXXXXX); made_work=1; }
 rounds=${ROUNDS:-12}
 generator=$build_b/bin/collcheck_generate_traces
 # shellcheck source=bench/analyzer/split_common.sh
@@ -26,7 +28,7 @@ pick_launcher split_ab.sh
 describe_machine
 
 traces=$work/traces
-trap 'rm -rf "$traces" "$work/time"' EXIT
+trap 'rm -rf "$traces" "$work/time"; [[ -z $made_work ]] || rmdir "$work" 2>/dev/null || true' EXIT
 mkdir -p "$work"
 need=$(reserved_bytes "$ranks" $((collectives + 200 + ranks / 9)))
 avail=$(($(df -Pk "$work" | awk 'NR == 2 {print $4}') * 1024))

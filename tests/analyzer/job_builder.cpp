@@ -210,12 +210,4 @@ std::vector<RankTrace> uniformJob(int n, const std::vector<CallSpec> &calls) {
   return ranks;
 }
 
-std::string freshDir(const std::string &name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("collcheck-analyzer-" + std::to_string(getpid())) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir.parent_path());
-  return dir.string();
-}
-
 } // namespace collcheck::testing

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "record.h"
+#include "scratch.h"
 
 #include <cstdint>
 #include <string>
@@ -71,7 +72,5 @@ std::vector<std::string> writeJob(const std::string &dir, const std::vector<Rank
                                   const std::string &jobId = "job-1");
 // `n` ranks that all issue `calls`, finished.
 std::vector<RankTrace> uniformJob(int n, const std::vector<CallSpec> &calls);
-
-std::string freshDir(const std::string &name);
 
 } // namespace collcheck::testing

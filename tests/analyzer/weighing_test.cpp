@@ -17,14 +17,6 @@ using format::ReduceOp;
 
 namespace {
 
-std::string freshDir(const std::string &name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("collcheck-weighing-" + std::to_string(getpid())) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
 struct Rank {
   double count;
   LossNormalization normalization;
@@ -34,7 +26,7 @@ struct Rank {
 // One window on two ranks: each declares its count and normalization, then the gradient reduction.
 Analyzed oneWindow(const std::string &name, const std::vector<Rank> &ranks, ReduceOp op,
                    double reducerScale = 0) {
-  std::string dir = freshDir(name);
+  std::string dir = freshDir("weighing-" + name);
   std::vector<RankTrace> traces;
   for (size_t r = 0; r < ranks.size(); ++r) {
     RankTrace &t = traces.emplace_back(static_cast<int>(r), static_cast<int>(ranks.size()));

@@ -1,6 +1,7 @@
 // The trace format on its own: what the writer publishes reads back exactly; what is torn, corrupt,
 // truncated or foreign is detected and named, never misread.
 #include "reader.h"
+#include "scratch.h"
 #include "writer.h"
 
 #include <gtest/gtest.h>
@@ -11,16 +12,9 @@
 #include <unistd.h>
 
 using namespace collcheck::format;
+using collcheck::testing::freshDir;
 
 namespace {
-
-std::string freshDir(const std::string &name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("collcheck-format-" + std::to_string(getpid())) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir.parent_path());
-  return dir.string();
-}
 
 Writer::Identity identity() { return {"testhost", "job-1", "format_test", 1234}; }
 

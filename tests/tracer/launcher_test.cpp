@@ -38,7 +38,7 @@ const std::string kCollcheck = COLLCHECK_TOOL;
 } // namespace
 
 TEST(Launcher, ShellsAndProgramsWithoutCollectivesLeaveNoFile) {
-  std::string dir = freshFolder("launcher-inert");
+  std::string dir = freshDir("launcher-inert");
   EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- bash -c true 2>/dev/null"), 0);
   EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- " + mpirun(2) + "/bin/true 2>/dev/null"),
             0);
@@ -47,7 +47,7 @@ TEST(Launcher, ShellsAndProgramsWithoutCollectivesLeaveNoFile) {
 }
 
 TEST(Launcher, ArgumentsReachTheCommandWithoutAShellAndTheStatusComesBack) {
-  std::string dir = freshFolder("launcher-args");
+  std::string dir = freshDir("launcher-args");
   std::string out = dir + ".out";
   EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir +
                      " -- printf '%s|' 'a b' '$HOME' ';' '`true`' >" + out + " 2>/dev/null"),
@@ -68,7 +68,7 @@ TEST(Launcher, ArgumentsReachTheCommandWithoutAShellAndTheStatusComesBack) {
 }
 
 TEST(Launcher, MpirunJobGetsOneFilePerRankWithOneJobId) {
-  std::string dir = freshFolder("launcher-mpirun");
+  std::string dir = freshDir("launcher-mpirun");
   std::string err = dir + ".err";
   ASSERT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- " + mpirun(3) +
                      COLLCHECK_PROGRAM_DIR "/mpi_many 20 >/dev/null 2>" + err),
@@ -86,7 +86,7 @@ TEST(Launcher, MpirunJobGetsOneFilePerRankWithOneJobId) {
 }
 
 TEST(Launcher, TorchrunStyleParentStartingSeveralProcesses) {
-  std::string dir = freshFolder("launcher-spawn");
+  std::string dir = freshDir("launcher-spawn");
   std::string program = COLLCHECK_PROGRAM_DIR "/mpi_many 5";
   ASSERT_EQ(runPlain(kCollcheck + " run -o " + dir + " -- sh -c '" + program + " & " + program +
                      " & wait' >/dev/null 2>&1"),
@@ -95,7 +95,7 @@ TEST(Launcher, TorchrunStyleParentStartingSeveralProcesses) {
 }
 
 TEST(ForkExec, ChildrenGetTheirOwnFileOnlyWhenTheyMakeATracedCall) {
-  std::string dir = freshFolder("fork");
+  std::string dir = freshDir("fork");
   ASSERT_EQ(runTraced(COLLCHECK_PROGRAM_DIR "/fork_children >/dev/null", dir), 0);
   std::vector<ProcessTrace> traces = loadTraces(dir);
   ASSERT_EQ(traces.size(), 2u) << "the parent and the child that annotated";

@@ -75,7 +75,7 @@ std::vector<Expected> expectedWorld(int r, int p) {
 class MpiCollectives : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    dir_ = freshFolder("mpi_all_collectives");
+    dir_ = freshDir("mpi_all_collectives");
     ASSERT_EQ(runTraced(mpirun(kRanks) + COLLCHECK_PROGRAM_DIR "/mpi_all_collectives", dir_), 0);
     traces_ = loadTraces(dir_);
   }
@@ -247,7 +247,7 @@ TEST_F(MpiCollectives, DerivedCommunicatorCallsAndReleases) {
 }
 
 TEST(MpiCaptureResults, LeadingOutputElementsOfEveryAllReduceWhenAskedFor) {
-  std::string dir = freshFolder("capture_results");
+  std::string dir = freshDir("capture_results");
   ASSERT_EQ(runTraced("COLLCHECK_CAPTURE_RESULTS=2 " + mpirun(kRanks) +
                           COLLCHECK_PROGRAM_DIR "/mpi_all_collectives",
                       dir),

@@ -27,7 +27,7 @@ struct Expected {
 class NcclCalls : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    dir_ = freshFolder("nccl_all_calls");
+    dir_ = freshDir("nccl_all_calls");
     ASSERT_EQ(runTraced(mpirun(kRanks) + COLLCHECK_PROGRAM_DIR "/nccl_all_calls", dir_), 0);
     traces_ = loadTraces(dir_);
   }
@@ -139,7 +139,7 @@ TEST_F(NcclCalls, LifecycleReleasesAreRecorded) {
 }
 
 TEST(NcclDlopenLocal, NcclInALibraryLoadedWithRtldLocalIsInterceptedAndForwarded) {
-  std::string dir = freshFolder("nccl_rtld_local");
+  std::string dir = freshDir("nccl_rtld_local");
   ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/dlopen_local " COLLCHECK_PROGRAM_DIR
                                                         "/libcollcheck_nccl_user.so",
                       dir),
@@ -159,7 +159,7 @@ TEST(NcclDlopenLocal, NcclInALibraryLoadedWithRtldLocalIsInterceptedAndForwarded
 }
 
 TEST(NcclDeviceCapture, CountReductionOnDeviceBuffersIsCopiedOnItsStream) {
-  std::string dir = freshFolder("nccl_device_capture");
+  std::string dir = freshDir("nccl_device_capture");
   ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/nccl_device_capture >/dev/null", dir), 0);
   std::vector<ProcessTrace> traces = loadTraces(dir);
   ASSERT_EQ(traces.size(), 2u);

@@ -107,8 +107,7 @@ void killLoop(int signal, int iterations) {
   const int ranks = 3;
   for (int iteration = 0; iteration < iterations; ++iteration) {
     SCOPED_TRACE("signal " + std::to_string(signal) + " iteration " + std::to_string(iteration));
-    std::string dir =
-        freshFolder("kill-" + std::to_string(signal) + "-" + std::to_string(iteration));
+    std::string dir = freshDir("kill-" + std::to_string(signal) + "-" + std::to_string(iteration));
     pid_t job = startTraced(ranks, COLLCHECK_PROGRAM_DIR "/mpi_forever", dir);
     // Kill once every rank is recording: a process killed while creating its file has nothing
     // published yet, which proves nothing.
@@ -148,7 +147,7 @@ TEST(Robustness, RanksTerminatedOrInterruptedLeaveReadableTraces) {
 }
 
 TEST(Robustness, JobThatNeverCallsFinalizeLeavesACompleteTrace) {
-  std::string dir = freshFolder("no-finalize");
+  std::string dir = freshDir("no-finalize");
   // mpirun reports ranks that exit without MPI_Finalize as a failure: traced or not, alike.
   std::string job = mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_no_finalize >/dev/null 2>&1";
   EXPECT_EQ(runTraced(job, dir), runPlain(job));
@@ -162,7 +161,7 @@ TEST(Robustness, JobThatNeverCallsFinalizeLeavesACompleteTrace) {
 }
 
 TEST(Robustness, ReadOnlyFolderWarnsAndTheJobRunsOn) {
-  std::string mountPoint = freshFolder("readonly");
+  std::string mountPoint = freshDir("readonly");
   std::filesystem::create_directories(mountPoint);
   // As root, permission bits do not stop writes: a read-only mount does.
   if (geteuid() != 0 ||
@@ -185,7 +184,7 @@ TEST(Robustness, ReadOnlyFolderWarnsAndTheJobRunsOn) {
 }
 
 TEST(Robustness, ProcessesWithoutCollectivesCreateNothing) {
-  std::string dir = freshFolder("inert");
+  std::string dir = freshDir("inert");
   EXPECT_EQ(runTraced("bash -c true", dir), 0);
   EXPECT_EQ(runTraced("sh -c 'ls / >/dev/null; echo hi >/dev/null'", dir), 0);
   EXPECT_EQ(runTraced(mpirun(2) + "/bin/true", dir), 0);
@@ -193,7 +192,7 @@ TEST(Robustness, ProcessesWithoutCollectivesCreateNothing) {
 }
 
 TEST(Robustness, FullFilesystemDoesNotChangeTheJob) {
-  std::string mountPoint = freshFolder("fulldisk");
+  std::string mountPoint = freshDir("fulldisk");
   std::filesystem::create_directories(mountPoint);
   if (geteuid() != 0 ||
       std::system(("mount -t tmpfs -o size=1200k tmpfs " + mountPoint).c_str()) != 0)
@@ -224,7 +223,7 @@ TEST(Robustness, FullFilesystemDoesNotChangeTheJob) {
 }
 
 TEST(Robustness, MissingParentFolderWarnsAndTheJobRunsOn) {
-  std::string base = freshFolder("missing-parent");
+  std::string base = freshDir("missing-parent");
   std::filesystem::create_directories(base);
   std::string out = base + "/results.txt";
   EXPECT_EQ(
@@ -242,7 +241,7 @@ TEST(Robustness, MissingParentFolderWarnsAndTheJobRunsOn) {
 }
 
 TEST(Robustness, ConcurrentThreadsLoseAndCorruptNoRecord) {
-  std::string dir = freshFolder("threads");
+  std::string dir = freshDir("threads");
   ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_threads", dir), 0);
   std::vector<ProcessTrace> traces = loadTraces(dir);
   ASSERT_EQ(traces.size(), 2u);

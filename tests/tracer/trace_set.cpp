@@ -52,15 +52,6 @@ std::vector<format::Record> ofKind(const ProcessTrace &trace, format::Kind kind)
   return out;
 }
 
-std::string freshFolder(const std::string &name) {
-  const char *base = std::getenv("TMPDIR");
-  std::filesystem::path dir = std::filesystem::path(base && *base ? base : "/tmp") /
-                              ("collcheck-test-" + std::to_string(getpid())) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir.parent_path());
-  return dir.string();
-}
-
 static int status(int raw) {
   if (raw == -1)
     return -1;

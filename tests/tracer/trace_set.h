@@ -3,6 +3,7 @@
 
 #include "reader.h"
 #include "record.h"
+#include "scratch.h"
 
 #include <string>
 #include <vector>
@@ -23,9 +24,6 @@ std::vector<ProcessTrace> loadTraces(const std::string &dir);
 // Records of `kind` (or all sequenced kinds when kind is Kind::Count) on communicator `commId`.
 std::vector<format::Record> sequenced(const ProcessTrace &trace, uint64_t commId);
 std::vector<format::Record> ofKind(const ProcessTrace &trace, format::Kind kind);
-
-// A fresh, empty folder under the test's temporary directory.
-std::string freshFolder(const std::string &name);
 
 // Runs `command` through /bin/sh with COLLCHECK_OUTPUT=dir and the preload library in LD_PRELOAD;
 // returns the exit status (or -1 when it could not run).

@@ -2,6 +2,7 @@
 // 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage.
 #include "../commands.h"
 #include "../distributed/split_analysis.h"
+#include "../distributed/thread_split.h"
 #include "../load/trace_set.h"
 #include "../match/analysis.h"
 #include "../objective/reference_comparison.h"
@@ -62,6 +63,18 @@ bool decideTty(const std::string &mode, int fd) {
   return isatty(fd) != 0;
 }
 
+// Whether the job's matching is split among the threads (distributed/thread_split.h): with more
+// than one, for a whole job (a partition is one thread's), large enough to gain by it.
+// COLLCHECK_THREAD_SPLIT_MIN_SLOTS replaces that size (the tests split small jobs).
+bool threadSplit(const TraceSet &traces, unsigned threads, const AnalysisOptions &options) {
+  if (threads < 2 || options.partitionCount > 1 || traces.fatal || traces.files.empty())
+    return false;
+  uint64_t least = distributed::kThreadSplitMinSlots;
+  if (const char *text = std::getenv("COLLCHECK_THREAD_SPLIT_MIN_SLOTS"); text && *text)
+    least = std::strtoull(text, nullptr, 10);
+  return traces.totalSlots >= least;
+}
+
 } // namespace
 
 int analyzeMain(Args args) {
@@ -95,7 +108,8 @@ int analyzeMain(Args args) {
                  "progress bar on stderr: auto (on a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--threads", threads,
-                 "threads used to open the files; more than one also reads ahead while matching")
+                 "threads used to open the files; more than one also splits the matching of a "
+                 "large job among them (or reads ahead, where the job cannot be split)")
       ->check(CLI::Range(1u, 256u));
   app.add_option("--lookahead", lookahead, "calls looked at ahead of a divergence, per rank")
       ->check(CLI::Range(size_t{2}, size_t{64}));
@@ -247,6 +261,8 @@ int analyzeMain(Args args) {
   options.recordsRead = &recordsRead;
   AnalysisResult result;
   distributed::SplitStats split;
+  distributed::ThreadSplitStats threadStats;
+  std::string threadFallback;
   if (transport) {
     try {
       distributed::analyzeSplit(traces, options, *transport, result, split);
@@ -255,6 +271,10 @@ int analyzeMain(Args args) {
       std::fprintf(stderr, "collcheck analyze: the split analysis failed: %s\n", e.what());
       return 2; // the transport aborts the job: the other processes cannot be waited for
     }
+  } else if (threadSplit(traces, threads, options)) {
+    if (!distributed::analyzeInThreads(traces, options, threads, result, threadFallback,
+                                       threadStats, distributed::balanceFromEnvironment()))
+      result = analyze(traces, options); // the same report, from one thread
   } else {
     result = analyze(traces, options);
   }
@@ -326,6 +346,13 @@ int analyzeMain(Args args) {
                  seconds(t0, t1), openPeakMiB, seconds(t1, t2),
                  seconds(t2, std::chrono::steady_clock::now()),
                  static_cast<unsigned long long>(result.recordsRead), peakResidentMiB());
+    if (threadStats.threads > 0)
+      std::fprintf(stderr,
+                   "collcheck analyze: split over %d threads: shares %.3f s, %d range(s) merged, "
+                   "merge %.3f s (%d cut(s) read across)%s%s\n",
+                   threadStats.threads, threadStats.shareSeconds, threadStats.ranges,
+                   threadStats.mergeSeconds, threadStats.joined,
+                   threadFallback.empty() ? "" : "; analyzed whole: ", threadFallback.c_str());
     if (transport)
       std::fprintf(
           stderr,

@@ -1,7 +1,9 @@
 #include "share_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <string_view>
 
 namespace collcheck::analyzer::distributed {
 namespace {
@@ -115,6 +117,11 @@ std::optional<uint64_t> cutCommunicator(const TraceSet &traces) {
       most = n;
     }
   return best;
+}
+
+Balance balanceFromEnvironment() {
+  const char *value = std::getenv("COLLCHECK_SPLIT_BALANCE");
+  return value && std::string_view(value) == "records" ? Balance::Records : Balance::Bytes;
 }
 
 RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,

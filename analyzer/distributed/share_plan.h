@@ -27,6 +27,10 @@ std::optional<uint64_t> cutCommunicator(const TraceSet &traces);
 // end of its files (what the tests use).
 enum class Balance { Bytes, Records };
 
+// Bytes, or Records where COLLCHECK_SPLIT_BALANCE=records (the tests cut small jobs among their
+// records, so that their shares are really merged).
+Balance balanceFromEnvironment();
+
 // Share `index` of `count`, cut along `commId`.
 RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
                     Balance balance = Balance::Bytes);

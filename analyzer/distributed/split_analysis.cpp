@@ -171,13 +171,6 @@ bool checkCut(const RangeResult &share, size_t k, bool last,
   return true;
 }
 
-// COLLCHECK_SPLIT_BALANCE=records cuts small jobs among their records (the tests do, to merge
-// real shares); the default balances the bytes read.
-Balance balance() {
-  const char *value = std::getenv("COLLCHECK_SPLIT_BALANCE");
-  return value && std::string_view(value) == "records" ? Balance::Records : Balance::Bytes;
-}
-
 // A share's message comes from a process of this analysis, yet it is input like any other: sizes
 // and indices are checked before anything is sized or indexed by them.
 bool plausible(const RangeResult &share, const TraceSet &traces) {
@@ -847,7 +840,8 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
         "process " + std::to_string(rank) + " found no communicator spanning every file";
   } else {
     shares[0] =
-        analyzeRange(traces, options, planShare(traces, commId, rank, size, balance()), &handover);
+        analyzeRange(traces, options,
+                     planShare(traces, commId, rank, size, balanceFromEnvironment()), &handover);
     stats.ownSeconds = since(t0);
     // Done first: take the rest of a slower process's share, as often as one has some left.
     for (int victim : handover.victims()) {

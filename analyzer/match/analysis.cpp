@@ -832,12 +832,12 @@ void Analysis::processChunk(int file, const Chunk &c) {
   if (options_.recordsRead)
     options_.recordsRead->fetch_add(end - slotsBefore, std::memory_order_relaxed);
   constexpr uint64_t kReleaseSlots = (1u << 20) / format::kRecordSize;
-  constexpr uint64_t kMappedBudgetSlots = (uint64_t{1} << 30) / format::kRecordSize;
   // Mapped pages count as this process's: released often enough that all files together keep
-  // about 1 GiB of them, and seldom enough that the releases stay few.
-  const uint64_t releaseEvery = mapped_ ? std::clamp<uint64_t>(kMappedBudgetSlots / files_.size(),
-                                                               options_.readChunk, kReleaseSlots)
-                                        : kReleaseSlots;
+  // about options_.mappedBudget of them, and seldom enough that the releases stay few.
+  const uint64_t budgetSlots = options_.mappedBudget / format::kRecordSize;
+  const uint64_t releaseEvery =
+      mapped_ ? std::clamp<uint64_t>(budgetSlots / files_.size(), options_.readChunk, kReleaseSlots)
+              : kReleaseSlots;
   if ((!chunk || mapped_) &&
       (fs.next - fs.releasedUpTo >= releaseEvery || fs.next == endOf(file))) {
     releaseSlots(reader, fs.releasedUpTo, fs.next - fs.releasedUpTo);

@@ -117,6 +117,30 @@ count_reports() { grep -c '"schema": "collcheck-report"' "$1" || true; }
 # single JSON report must contain (a check of the trace set itself).
 set_nps=$nps
 set_merged=1
+# The same split among the threads of one process (thread_split.h), forced at any size: 2 and 3
+# threads, and 2 with thread 0 slow (the other takes parts of its share over): the JSON report
+# byte for byte.
+check_threads() { # name dir single_json
+  local name=$1 dir=$2 single_json=$3 out=$work/out/$1 variant
+  for variant in 2: 3: 2:0; do
+    local threads=${variant%:*} slow=${variant#*:} rc=0
+    local json=$out/threads$threads${slow:+.slow$slow}.json label="$name, $threads threads${slow:+, thread $slow slow}"
+    checks=$((checks + 1))
+    COLLCHECK_THREAD_SPLIT_MIN_SLOTS=0 COLLCHECK_THREAD_SPLIT_SLOW=$slow \
+      "$collcheck" analyze --threads "$threads" --json - --fail-on never --timings "$dir" \
+      > "$json" 2> "$json.err" || rc=$?
+    [[ $rc == 0 ]] || fail "$label: exited $rc: $(head -c 500 "$json.err")"
+    local said
+    said=$(grep -o "split over $threads threads: .*" "$json.err" || true)
+    [[ -n $said ]] || fail "$label: --timings does not tell the split among the threads"
+    [[ $set_split != any && $said == *"analyzed whole"* ]] && fail "$label: not merged ($said)"
+    if ! cmp -s "$single_json" "$json"; then
+      fail "$label: the JSON report differs from the single run's"
+      show_diff "$single_json" "$json"
+    fi
+    echo "  $threads threads${slow:+, thread $slow slow}: ${said#*: }"
+  done
+}
 set_split=any # merged: every split must merge; joined: by reading cuts across (out of step)
 check_set() { # name dir expect...
   local name=$1 dir=$2
@@ -142,6 +166,7 @@ check_set() { # name dir expect...
     grep -Eq -- "$pattern" "$single_json" || fail "$name: the single report lacks /$pattern/"
   done
   echo "$name: $(grep -m1 '"text":' "$single_json" | sed 's/^ *"text": //'), exit status $text_rc"
+  check_threads "$name" "$dir" "$single_json"
   local k
   for k in $set_nps; do
     checks=$((checks + 1))

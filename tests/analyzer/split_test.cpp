@@ -4,6 +4,7 @@
 #include "analysis_helpers.h"
 #include "distributed/share_plan.h"
 #include "distributed/split_analysis.h"
+#include "distributed/thread_split.h"
 #include "job_builder.h"
 #include "match/event_log.h"
 
@@ -15,7 +16,7 @@ namespace {
 using analyzer::distributed::Balance;
 
 // Four ranks over a world and two pair communicators, with a count mismatch in the middle.
-std::string mismatchJob(const std::string &name) {
+std::string mismatchJob(const std::string &name, int steps = 40) {
   std::string dir = freshDir(name);
   constexpr uint64_t kSub = 0x5151;
   std::vector<RankTrace> ranks;
@@ -24,7 +25,7 @@ std::string mismatchJob(const std::string &name) {
     RankTrace &t = ranks.back();
     const uint64_t pair = kSub + static_cast<uint64_t>(r / 2); // ranks 0-1 and 2-3
     t.comm(pair, r % 2, {r - r % 2, r - r % 2 + 1}, format::CommOrigin::Split, kWorld, r / 2);
-    for (int step = 0; step < 40; ++step) {
+    for (int step = 0; step < steps; ++step) {
       t.call(allreduce(step == 20 && r == 3 ? 7 : 64));
       t.call(bcast(8, 0), pair);
     }
@@ -55,6 +56,35 @@ TEST(Split, TheSharesOfAMismatchAreMergedIntoTheSingleReport) {
       EXPECT_EQ(jsonReport(single.traces, single.result), jsonReport(single.traces, split));
     }
   }
+}
+
+// The split among the threads of one process: every thread count, and a slow thread whose share
+// the others take over in parts (short rounds, so that there are rounds to hand over), give the
+// single report.
+TEST(Split, TheThreadsSharesAreMergedIntoTheSingleReport) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-threads", 400)}, 1);
+  analyzer::AnalysisOptions options;
+  options.readChunk = 16;
+  options.readAhead = false;
+  const analyzer::AnalysisResult single = analyzer::analyze(traces, options);
+  const std::string expected = jsonReport(traces, single);
+  for (const char *slow : {"", "0", "1"}) {
+    setenv("COLLCHECK_THREAD_SPLIT_SLOW", slow, 1);
+    for (unsigned threads : {2u, 3u, 4u}) {
+      analyzer::AnalysisResult split;
+      std::string why;
+      analyzer::distributed::ThreadSplitStats stats;
+      ASSERT_TRUE(analyzer::distributed::analyzeInThreads(traces, options, threads, split, why,
+                                                          stats, Balance::Records))
+          << threads << " threads, slow '" << slow << "': " << why;
+      EXPECT_EQ(expected, jsonReport(traces, split)) << threads << " threads, slow '" << slow;
+      EXPECT_EQ(stats.threads, static_cast<int>(threads));
+      if (*slow) { // the others finished first and asked: the slow one handed parts over
+        EXPECT_GT(stats.ranges, static_cast<int>(threads)) << threads << " threads, slow " << slow;
+      }
+    }
+  }
+  unsetenv("COLLCHECK_THREAD_SPLIT_SLOW");
 }
 
 TEST(Split, EveryTruncatedShareMessageIsRejected) {

@@ -134,8 +134,8 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
   // take a core from another share.
   // Together they keep half of what one thread keeps mapped: beside each share's own state, the
   // process stays within the memory the analyzer promises (1 GiB at 1,024 ranks,
-  // docs/performance.md). Each release of a thread's pages interrupts the other threads' cores, to
-  // drop the pages from their TLBs: fewer, larger releases would be faster, at the cost of memory.
+  // docs/performance.md). (A release of a thread's pages interrupts the other threads' cores, to
+  // drop the pages from their TLBs: load/page_release.h releases a round's pages at once.)
   AnalysisOptions shareOptions = options;
   shareOptions.readAhead = false;
   shareOptions.mappedBudget = options.mappedBudget / 2 / threads;

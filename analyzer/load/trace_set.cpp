@@ -1,5 +1,7 @@
 #include "trace_set.h"
 
+#include "page_release.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -51,17 +53,8 @@ std::vector<std::string> listTraceFiles(const std::string &dir, std::string &err
 }
 
 void releaseSlots(const format::Reader &reader, uint64_t first, uint64_t count) {
-  if (count == 0 || first >= reader.slotCount())
-    return;
-  count = std::min(count, reader.slotCount() - first);
-  static const auto pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto begin = reinterpret_cast<uintptr_t>(&reader.slot(first));
-  auto end = begin + count * format::kRecordSize;
-  // Only whole pages: a partly consumed page stays so the next slot on it is not re-read twice.
-  begin = (begin + pageSize - 1) & ~(pageSize - 1);
-  end &= ~(pageSize - 1);
-  if (end > begin)
-    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+  PageReleaser releaser; // one range: released at once, on leaving
+  releaser.add(reader, first, count);
 }
 
 void releaseMapping(const format::Reader &reader) {

@@ -1,5 +1,6 @@
 #include "analysis.h"
 
+#include "../load/page_release.h"
 #include "../load/trace_set.h"
 #include "aligner.h"
 #include "chunk_prefetcher.h"
@@ -349,6 +350,7 @@ private:
   std::vector<format::Record> buffer_;
   std::unique_ptr<ChunkPrefetcher> prefetcher_;
   bool mapped_ = false;
+  PageReleaser released_;                       // read pages, released a round's worth at a time
   std::vector<format::SlotState> mappedStates_; // per file, a chunk's slot states
   // Keeps both of the file's read-ahead buffers busy with its next chunks.
   void prefetchNext(int file) {
@@ -840,7 +842,7 @@ void Analysis::processChunk(int file, const Chunk &c) {
               : kReleaseSlots;
   if ((!chunk || mapped_) &&
       (fs.next - fs.releasedUpTo >= releaseEvery || fs.next == endOf(file))) {
-    releaseSlots(reader, fs.releasedUpTo, fs.next - fs.releasedUpTo);
+    released_.add(reader, fs.releasedUpTo, fs.next - fs.releasedUpTo);
     fs.releasedUpTo = fs.next & ~uint64_t{63}; // 64 records per 4 KiB page
   }
   if (fs.next == endOf(file)) {
@@ -952,6 +954,7 @@ void Analysis::matchAll() {
         read = true;
       }
     }
+    released_.flush();
     bool allDone = allFilesDone();
     if (allDone && !settled) {
       if (range_)

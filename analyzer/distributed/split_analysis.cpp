@@ -484,6 +484,15 @@ bool mergeJoining(const TraceSet &traces, const AnalysisOptions &options, uint64
   }
 }
 
+int indexFromEnvironment(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return -1;
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  return *end == '\0' && value >= 0 && value < INT32_MAX ? static_cast<int>(value) : -1;
+}
+
 bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
                      AnalysisResult &out, std::string &why, Balance balance,
                      uint64_t handoverEvery) {
@@ -570,14 +579,7 @@ bool decodeRange(const std::string &bytes, const TraceSet &traces, RangeSpec &ra
 // COLLCHECK_SPLIT_SLOW_RANK=R makes process R slow, for the tests: at its first look for askers
 // it waits until one asks (up to 10 s; so another process surely finishes first, whenever MPI
 // starts), then it pauses 1 ms at every look.
-int slowRank() {
-  const char *text = std::getenv("COLLCHECK_SPLIT_SLOW_RANK");
-  if (!text || !*text)
-    return -1;
-  char *end = nullptr;
-  long value = std::strtol(text, &end, 10);
-  return *end == '\0' && value >= 0 && value < INT32_MAX ? static_cast<int>(value) : -1;
-}
+int slowRank() { return indexFromEnvironment("COLLCHECK_SPLIT_SLOW_RANK"); }
 
 // Whom a process that finished asks for work, in order: its neighbours first, a few of them
 // (each answer costs the asked process a look between two rounds of its reading).

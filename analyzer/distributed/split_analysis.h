@@ -77,4 +77,8 @@ bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int
                      AnalysisResult &out, std::string &why, Balance balance = Balance::Bytes,
                      uint64_t handoverEvery = 0);
 
+// The process or thread a test's variable names (COLLCHECK_SPLIT_SLOW_RANK,
+// COLLCHECK_THREAD_SPLIT_SLOW): -1 when it is unset or not a number from 0.
+int indexFromEnvironment(const char *name);
+
 } // namespace collcheck::analyzer::distributed

@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -108,16 +107,6 @@ private:
   const bool slow_;
 };
 
-// The thread COLLCHECK_THREAD_SPLIT_SLOW names (thread_split.h), or -1.
-long slowThread() {
-  const char *text = std::getenv("COLLCHECK_THREAD_SPLIT_SLOW");
-  if (!text || !*text)
-    return -1;
-  char *end = nullptr;
-  long value = std::strtol(text, &end, 10);
-  return *end == '\0' && value >= 0 ? value : -1;
-}
-
 } // namespace
 
 bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, unsigned threads,
@@ -143,9 +132,9 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
   Handovers handovers(traces, *comm, options.readChunk, threads);
   std::vector<std::vector<RangeResult>> results(threads);
   std::vector<std::exception_ptr> failures(threads);
-  const long slow = slowThread();
+  const int slow = indexFromEnvironment("COLLCHECK_THREAD_SPLIT_SLOW"); // thread_split.h
   auto work = [&](unsigned t) {
-    ThreadControl control(handovers, slow == static_cast<long>(t));
+    ThreadControl control(handovers, slow == static_cast<int>(t));
     std::optional<RangeSpec> range =
         planShare(traces, *comm, static_cast<int>(t), static_cast<int>(threads), balance);
     while (range) {

@@ -3,6 +3,7 @@
 #include "share_plan.h"
 #include "split_analysis.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace collcheck::analyzer::distributed {
 namespace {

@@ -1,7 +1,5 @@
 #include "page_release.h"
 
-#include "trace_set.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -80,9 +78,9 @@ void PageReleaser::add(const format::Reader &reader, uint64_t first, uint64_t co
 void PageReleaser::flush() {
   if (pending_.empty())
     return;
+  // What a refused or partial batch left, or all of it: releasing a range twice is harmless.
   if (!releaseBatched(pending_))
-    for (const iovec &r :
-         pending_) // what the batch left, or all of it: releasing twice is harmless
+    for (const iovec &r : pending_)
       madvise(r.iov_base, r.iov_len, MADV_DONTNEED);
   pending_.clear();
 }

@@ -2,8 +2,8 @@
 // drop the pages from the TLB of every core that runs a thread of the process; released one range
 // at a time, each range interrupts those cores once (on a virtual machine about 9 us a range with
 // a second thread running, against 1 us batched: docs/performance.md). One process_madvise call
-// releases up to 1,024 ranges with one flush. Where the kernel refuses process_madvise for the
-// calling process (before Linux 6.13 or so it accepts only non-destructive advice), each range is
+// releases up to 1,024 ranges with one flush. Where the kernel refuses process_madvise, or this
+// advice through it (older kernels accept only non-destructive advice there), each range is
 // released by madvise, as before.
 #pragma once
 

@@ -9,11 +9,11 @@ set -euo pipefail
 build=${1:?build folder}
 ranks=${2:-1024}
 collectives=${3:-100000}
-# A work folder made here is removed at exit (when empty: the traces and logs go first).
+# A work folder made here is removed at exit, with everything in it.
 work=${4:-} made_work=
 [[ -n $work ]] || { work=$(mktemp -d /tmp/collcheck-bench.XXXXXX); made_work=1; }
 traces=$work/traces
-trap 'rm -rf "$traces"; [[ -z $made_work ]] || rmdir "$work" 2>/dev/null || true' EXIT
+trap 'rm -rf "$traces"; [[ -z $made_work ]] || rm -rf "$work"' EXIT
 mkdir -p "$work"
 df -h "$work" | tail -1
 t0=$(date +%s.%N)

@@ -18,7 +18,7 @@ set -euo pipefail
 build=${1:?usage: bench/analyzer/split.sh BUILD_DIR [RANKS] [COLLECTIVES] [WORK_DIR]}
 ranks=${2:-4096}
 collectives=${3:-25000}
-# A work folder made here is removed at exit (when empty: the traces and logs go first).
+# A work folder made here is removed at exit, with everything in it.
 work=${4:-} made_work=
 [[ -n $work ]] || { work=$(mktemp -d /tmp/collcheck-split-bench.XXXXXX); made_work=1; }
 collcheck=$build/bin/collcheck
@@ -31,7 +31,7 @@ describe_machine
 
 traces=$work/traces
 logs=$work/split-logs
-trap 'rm -rf "$traces" "$logs"; [[ -z $made_work ]] || rmdir "$work" 2>/dev/null || true' EXIT
+trap 'rm -rf "$traces" "$logs"; [[ -z $made_work ]] || rm -rf "$work"' EXIT
 mkdir -p "$work" "$logs"
 
 # Disk: the records (one per call, plus the small communicators' calls and the member lists), in

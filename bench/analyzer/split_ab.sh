@@ -15,7 +15,7 @@ build_a=${1:?$usage}
 build_b=${2:?$usage}
 ranks=${3:-4096}
 collectives=${4:-25000}
-# A work folder made here is removed at exit (when empty: the traces and logs go first).
+# A work folder made here is removed at exit, with everything in it.
 work=${5:-} made_work=
 [[ -n $work ]] || { work=$(mktemp -d /tmp/collcheck-split-ab.XXXXXX); made_work=1; }
 rounds=${ROUNDS:-12}
@@ -28,7 +28,7 @@ pick_launcher split_ab.sh
 describe_machine
 
 traces=$work/traces
-trap 'rm -rf "$traces" "$work/time"; [[ -z $made_work ]] || rmdir "$work" 2>/dev/null || true' EXIT
+trap 'rm -rf "$traces" "$work/time"; [[ -z $made_work ]] || rm -rf "$work"' EXIT
 mkdir -p "$work"
 need=$(reserved_bytes "$ranks" $((collectives + 200 + ranks / 9)))
 avail=$(($(df -Pk "$work" | awk 'NR == 2 {print $4}') * 1024))

@@ -26,7 +26,7 @@ set -euo pipefail
 build=${1:?usage: bench/analyzer/split_bound.sh BUILD_DIR [RANKS] [COLLECTIVES] [WORK_DIR]}
 ranks=${2:-4096}
 collectives=${3:-25000}
-# A work folder made here is removed at exit (when empty: the traces and logs go first).
+# A work folder made here is removed at exit, with everything in it.
 work=${4:-} made_work=
 [[ -n $work ]] || { work=$(mktemp -d /tmp/collcheck-split-bound.XXXXXX); made_work=1; }
 halves=${HALVES:-shares}
@@ -48,7 +48,7 @@ pick_launcher split_bound.sh
 describe_machine
 
 trap 'rm -rf "$work/whole" "$work/half0" "$work/half1" "$work/logs"
-  [[ -z $made_work ]] || rmdir "$work" 2>/dev/null || true' EXIT
+  [[ -z $made_work ]] || rm -rf "$work"' EXIT
 mkdir -p "$work/logs"
 # Disk: each file's records (one per call, plus the member lists and the job's start and end) in
 # the writer's 1 MiB chunks, for the whole job and the generated halves.

@@ -10,7 +10,7 @@ build=${1:?usage: bench/analyzer/threads.sh BUILD_DIR [RANKS] [COLLECTIVES] [ROU
 ranks=${2:-4096}
 collectives=${3:-25000}
 rounds=${4:-7}
-# A work folder made here is removed at exit (when empty: the traces and logs go first).
+# A work folder made here is removed at exit, with everything in it.
 work=${5:-} made_work=
 [[ -n $work ]] || { work=$(mktemp -d /tmp/collcheck-threads.XXXXXX); made_work=1; }
 collcheck=$build/bin/collcheck
@@ -18,7 +18,7 @@ for tool in "$collcheck" "$build/bin/collcheck_generate_traces" /usr/bin/time; d
   [[ -x $tool ]] || { echo "threads.sh: $tool is missing" >&2; exit 1; }
 done
 traces=$work/traces
-trap 'rm -rf "$traces" "$work/time" "$work/all"; [[ -z $made_work ]] || rmdir "$work" 2>/dev/null || true' EXIT
+trap 'rm -rf "$traces" "$work/time" "$work/all"; [[ -z $made_work ]] || rm -rf "$work"' EXIT
 "$build/bin/collcheck_generate_traces" "$traces" "$ranks" "$collectives" > /dev/null
 threads=$(nproc)
 ((threads <= 4)) || threads=4

@@ -13,8 +13,8 @@ namespace {
 
 constexpr size_t kBatch = 1024; // IOV_MAX: the most ranges one process_madvise takes
 
-// -1 once the kernel refused process_madvise(MADV_DONTNEED) on this process: not asked again.
-std::atomic<int> refused{0};
+// Set once the kernel refused process_madvise(MADV_DONTNEED) on this process: not asked again.
+std::atomic<bool> refused{false};
 
 // A pidfd of this process (opened once per process: a forked child opens its own).
 int selfPidfd() {
@@ -36,11 +36,11 @@ int selfPidfd() {
 // True when the kernel released every range in one call.
 bool releaseBatched(const std::vector<iovec> &ranges) {
 #ifdef SYS_process_madvise
-  if (refused.load(std::memory_order_relaxed) != 0)
+  if (refused.load(std::memory_order_relaxed))
     return false;
   int fd = selfPidfd();
   if (fd < 0) {
-    refused.store(-1, std::memory_order_relaxed);
+    refused.store(true, std::memory_order_relaxed);
     return false;
   }
   size_t bytes = 0;
@@ -48,7 +48,7 @@ bool releaseBatched(const std::vector<iovec> &ranges) {
     bytes += r.iov_len;
   long done = syscall(SYS_process_madvise, fd, ranges.data(), ranges.size(), MADV_DONTNEED, 0U);
   if (done < 0 && (errno == EINVAL || errno == ENOSYS || errno == EPERM || errno == EBADF))
-    refused.store(-1, std::memory_order_relaxed);
+    refused.store(true, std::memory_order_relaxed);
   return done >= 0 && static_cast<size_t>(done) == bytes;
 #else
   (void)ranges;

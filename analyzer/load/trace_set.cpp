@@ -102,12 +102,12 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
 
   // Opening validates every slot of a file: spread the files over a few threads.
   std::vector<std::unique_ptr<format::Reader>> readers(set.candidates.size());
-  std::vector<std::string> errors(set.candidates.size());
+  std::vector<std::string> reasons(set.candidates.size()); // the file is named beside it
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < set.candidates.size(); i = next++) {
-      readers[i] =
-          format::Reader::open(set.candidates[i], errors[i], format::Reader::Scan::HeaderOnly);
+      readers[i] = format::Reader::openWithReason(set.candidates[i], reasons[i],
+                                                  format::Reader::Scan::HeaderOnly);
       if (filesOpened)
         filesOpened->fetch_add(1, std::memory_order_relaxed);
     }
@@ -124,7 +124,7 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
   std::map<int32_t, std::vector<std::string>> bySize; // world size claimed -> files
   for (size_t i = 0; i < readers.size(); ++i) {
     if (!readers[i]) {
-      set.problems.push_back({set.candidates[i], errors[i], true});
+      set.problems.push_back({set.candidates[i], reasons[i], true});
       continue;
     }
     TraceFile file;

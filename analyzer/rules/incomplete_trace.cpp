@@ -47,7 +47,8 @@ public:
     }
     auto add = [&](const InputProblem &p) {
       Finding f = ctx.make(id());
-      f.message = (p.file.empty() ? "" : p.file + ": ") + p.reason;
+      // The file is the finding's location in every report; the message does not repeat it.
+      f.message = p.reason;
       if (!p.file.empty())
         f.files.push_back(p.file);
       ctx.findings.add(std::move(f), "problem|" + p.file + "|" + p.reason);

@@ -127,6 +127,12 @@ def main():
           out.stderr)
     check("unreadable file: the others are still analyzed", "no trace file for rank 2" in out.stdout,
           out.stdout)
+    # The file is named once: as the location of the report's line, and once on stderr.
+    bad = os.path.join(foreign, "rank2.cctrace")
+    check("unreadable file named once in the report",
+          f"{bad}: warning: not a collcheck trace (bad magic)" in out.stdout
+          and out.stdout.count(bad) == 1, out.stdout)
+    check("unreadable file named once on stderr", out.stderr.count(bad) == 1, out.stderr)
 
     # JSON against the documented schema.
     with open(args.schema) as f:

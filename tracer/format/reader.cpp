@@ -31,35 +31,44 @@ Reader::~Reader() {
 SlotState Reader::state(uint64_t i) const { return classify(records_[i]); }
 
 std::unique_ptr<Reader> Reader::open(const std::string &path, std::string &error, Scan scan) {
+  std::string reason;
+  auto reader = openWithReason(path, reason, scan);
+  if (!reader)
+    error = path + ": " + reason;
+  return reader;
+}
+
+std::unique_ptr<Reader> Reader::openWithReason(const std::string &path, std::string &reason,
+                                               Scan scan) {
   std::unique_ptr<Reader> reader(new Reader());
   reader->path_ = path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
-    error = path + ": cannot open: " + std::strerror(errno);
+    reason = std::string("cannot open: ") + std::strerror(errno);
     return nullptr;
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = path + ": not a regular file";
+    reason = "not a regular file";
     close(fd);
     return nullptr;
   }
   auto size = static_cast<uint64_t>(st.st_size);
   if (size < sizeof(FileHeader)) {
-    error = path + ": truncated: " + std::to_string(size) +
-            " bytes, shorter than the trace header (" + std::to_string(sizeof(FileHeader)) + ")";
+    reason = "truncated: " + std::to_string(size) + " bytes, shorter than the trace header (" +
+             std::to_string(sizeof(FileHeader)) + ")";
     close(fd);
     return nullptr;
   }
   ssize_t got = pread(fd, &reader->header_, sizeof(FileHeader), 0);
   if (got != static_cast<ssize_t>(sizeof(FileHeader))) {
-    error = path + ": cannot read the trace header";
+    reason = "cannot read the trace header";
     close(fd);
     return nullptr;
   }
   const FileHeader &h = reader->header_;
   auto fail = [&](const std::string &why) {
-    error = path + ": " + why;
+    reason = why;
     close(fd);
     return nullptr;
   };

@@ -56,9 +56,14 @@ public:
   // kEndCheckSlots after them are empty) and summary() holds only partialTail; a caller that
   // streams the records classifies them itself (classify()), saving a pass over the file.
   enum class Scan { Full, HeaderOnly };
-  // Null with `error` naming the file and the reason when the file is not a readable trace.
+  // Null with `error` naming the file and the reason ("PATH: REASON") when the file is not a
+  // readable trace.
   static std::unique_ptr<Reader> open(const std::string &path, std::string &error,
                                       Scan scan = Scan::Full);
+  // The same with the reason alone, for a caller that reports the file beside it (an analyzer's
+  // input problem has its own file field).
+  static std::unique_ptr<Reader> openWithReason(const std::string &path, std::string &reason,
+                                                Scan scan = Scan::Full);
   ~Reader();
   Reader(const Reader &) = delete;
   Reader &operator=(const Reader &) = delete;

@@ -269,3 +269,33 @@ TEST(MpiCaptureResults, LeadingOutputElementsOfEveryAllReduceWhenAskedFor) {
     EXPECT_EQ(outputs[1].count, 1u);
   }
 }
+
+TEST(MpiDatatypes, EveryNamedTypeKeepsItsMappingWhenCached) {
+  // programs/mpi_types.c: one broadcast per type, in this order, then again, then in reverse. Every
+  // call after the first pass is mapped from the tracer's handle cache, so one type's entry
+  // overwriting another's shows here as the wrong type on a later pass.
+  const std::vector<DataType> types = {
+      DataType::Char,    DataType::Int8,    DataType::Uint8,      DataType::Byte,
+      DataType::Int16,   DataType::Uint16,  DataType::Int32,      DataType::Uint32,
+      DataType::Int64,   DataType::Uint64,  DataType::Int64,      DataType::Uint64,
+      DataType::Float32, DataType::Float64, DataType::LongDouble, DataType::Int8,
+      DataType::Uint8,   DataType::Int16,   DataType::Uint16,     DataType::Int32,
+      DataType::Uint32,  DataType::Int64,   DataType::Uint64,     DataType::Bool,
+      DataType::Int32,   DataType::Int64,   DataType::Int64,      DataType::Int64,
+      DataType::Pair,    DataType::Pair,    DataType::Pair,       DataType::Pair,
+      DataType::Pair,    DataType::Pair};
+  std::string dir = freshDir("mpi_types");
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_types", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const ProcessTrace &t : traces) {
+    std::vector<format::Record> calls = ofKind(t, Kind::Broadcast);
+    ASSERT_EQ(calls.size(), 3 * types.size()) << t.path;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      size_t pass = i / types.size(), k = i % types.size();
+      DataType want = types[pass == 2 ? types.size() - 1 - k : k];
+      EXPECT_EQ(static_cast<DataType>(calls[i].dataType), want)
+          << t.path << ": call " << i << " (pass " << pass << ")";
+    }
+  }
+}

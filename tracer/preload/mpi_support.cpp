@@ -90,8 +90,12 @@ constexpr TypeName kTypes[] = {
 };
 
 // Named (predefined) datatypes are never freed, so their mapping is cached by handle. Lock-free
-// lookup; a full cache only costs the slow path.
+// lookup; a full cache only costs the slow path. A slot is claimed (kFilling) before its type is
+// written and published by storing the handle last, so no reader sees a handle with another
+// type's byte, and no writer touches a slot that another handle holds.
 constexpr size_t kTypeCacheSlots = 256;
+// No datatype handle is 1: Open MPI's are pointers, MPICH's tag their kind in high bits.
+constexpr uintptr_t kFilling = 1;
 struct TypeCacheSlot {
   std::atomic<uintptr_t> handle{0};
   std::atomic<uint8_t> type{0};
@@ -169,11 +173,15 @@ DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes) {
   i = typeSlot(key);
   for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
     uintptr_t expected = 0;
-    if (typeCache[i].handle.load(std::memory_order_relaxed) == key)
-      break;
+    if (!typeCache[i].handle.compare_exchange_strong(expected, kFilling,
+                                                     std::memory_order_relaxed)) {
+      if (expected == key)
+        break;
+      continue; // another handle's slot, or one being filled
+    }
     typeCache[i].type.store(static_cast<uint8_t>(mapped), std::memory_order_relaxed);
-    if (typeCache[i].handle.compare_exchange_strong(expected, key, std::memory_order_release))
-      break;
+    typeCache[i].handle.store(key, std::memory_order_release);
+    break;
   }
   return mapped;
 }

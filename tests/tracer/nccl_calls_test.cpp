@@ -187,3 +187,28 @@ TEST(NcclDeviceCapture, CountReductionOnDeviceBuffersIsCopiedOnItsStream) {
     }
   }
 }
+
+TEST(NcclDeviceCapture, ADriverLoadedAfterTheFirstCaptureIsUsedAtTheNextCall) {
+  // The first query found no driver; the NCCL call after dlopen must copy on its stream (device
+  // flag), not read the "device" buffers from the host.
+  std::string dir = freshDir("nccl_device_capture_late");
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/nccl_device_capture_late " +
+                          COLLCHECK_PROGRAM_DIR "/libcollcheck_cuda_driver_double.so >/dev/null",
+                      dir),
+            0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const ProcessTrace &t = traces[r];
+    std::vector<format::Record> reduces = ofKind(t, Kind::AllReduce);
+    ASSERT_EQ(reduces.size(), 2u) << "the MPI one, then the NCCL one";
+    std::vector<format::Record> captures = ofKind(t, Kind::ValueCapture);
+    ASSERT_EQ(captures.size(), 4u) << "input and output of each";
+    for (const format::Record &c : captures) {
+      bool nccl = c.flags & format::kFlagNccl;
+      EXPECT_EQ(static_cast<bool>(c.flags & format::kFlagDeviceBuffer), nccl)
+          << "call " << (nccl ? "NCCL" : "MPI") << ", seq " << c.seq();
+    }
+    EXPECT_DOUBLE_EQ(captures[3].auxDouble(), 3.0) << "the NCCL output, copied on the stream";
+  }
+}

@@ -28,24 +28,35 @@ struct Driver {
 };
 
 // Looked up once the driver is loaded; before that (and in processes without a GPU) all null.
-// The lookup walks the loaded objects, so while the driver is absent it is retried only every
-// 1024th query: a process that loads CUDA later is still noticed, without a walk per call.
+// The lookup walks every loaded object, so while the driver is absent it is repeated only when the
+// loader has loaded something since the last one: a process that loads CUDA later is noticed at its
+// next query (until then no buffer can be device memory), one without CUDA pays a short walk of
+// the loader's list per query. (An earlier version repeated it every 1024th query and answered
+// "no driver" in between, so a device buffer could be read as host memory.)
 const Driver &driver() {
   static const Driver none{};
   static Driver found{};
   static std::atomic<const Driver *> published{nullptr};
-  static std::atomic<uint64_t> queries{0};
+  static std::atomic<uint64_t> lookedUpAt{~uint64_t{0}}; // objectsLoaded() at the last lookup
   static std::mutex lookup;
   if (const Driver *d = published.load(std::memory_order_acquire))
     return *d;
-  if (queries.fetch_add(1, std::memory_order_relaxed) % 1024 != 0)
+  // A loader that does not count (0) gets a lookup per query: slow, never wrong.
+  uint64_t loaded = objectsLoaded();
+  if (loaded != 0 && loaded == lookedUpAt.load(std::memory_order_acquire))
     return none;
   std::lock_guard<std::mutex> lock(lookup);
   if (const Driver *d = published.load(std::memory_order_relaxed))
     return *d;
+  if (loaded != 0 && loaded == lookedUpAt.load(std::memory_order_relaxed))
+    return none; // another thread looked while this one waited
   auto probe = reinterpret_cast<PointerGetAttribute>(resolveNext("cuPointerGetAttribute"));
-  if (!probe)
+  if (!probe) {
+    // Stored after the lookup, so that no query answers "no driver" while one is under way;
+    // counted before it, so that an object loaded meanwhile is looked at by the next query.
+    lookedUpAt.store(loaded, std::memory_order_release);
     return none;
+  }
   found.pointerGetAttribute = probe;
   found.memHostAlloc = reinterpret_cast<MemHostAlloc>(resolveNext("cuMemHostAlloc"));
   found.memcpyDtoHAsync = reinterpret_cast<MemcpyDtoHAsync>(resolveNext("cuMemcpyDtoHAsync_v2"));

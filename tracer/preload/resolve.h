@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 namespace collcheck::tracer {
 
@@ -10,6 +11,12 @@ namespace collcheck::tracer {
 // not in the global scope, so every loaded object is searched (dl_iterate_phdr + RTLD_NOLOAD).
 // `fallbackName` (e.g. NCCL's pnccl* entry point) is tried the same way. Null when none exists.
 void *resolveNext(const char *name, const char *fallbackName = nullptr);
+
+// How many objects the dynamic loader has loaded since the process started (dlpi_adds): it grows
+// with every dlopen that loads something, so a lookup that failed is worth repeating only once it
+// has grown. Takes the loader's list lock for one step of its walk; 0 where the loader does not
+// count.
+uint64_t objectsLoaded();
 
 // A real function resolved on its first call. Constant-initialized (no guard on the hot path); a
 // failed lookup is retried on the next call, since the library may be loaded later (dlopen).

@@ -7,15 +7,15 @@
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Datatype types[] = {
-      MPI_CHAR,        MPI_SIGNED_CHAR,    MPI_UNSIGNED_CHAR,  MPI_BYTE,
-      MPI_SHORT,       MPI_UNSIGNED_SHORT, MPI_INT,            MPI_UNSIGNED,
-      MPI_LONG,        MPI_UNSIGNED_LONG,  MPI_LONG_LONG,      MPI_UNSIGNED_LONG_LONG,
-      MPI_FLOAT,       MPI_DOUBLE,         MPI_LONG_DOUBLE,    MPI_INT8_T,
-      MPI_UINT8_T,     MPI_INT16_T,        MPI_UINT16_T,       MPI_INT32_T,
-      MPI_UINT32_T,    MPI_INT64_T,        MPI_UINT64_T,       MPI_C_BOOL,
-      MPI_WCHAR,       MPI_AINT,           MPI_OFFSET,         MPI_COUNT,
-      MPI_FLOAT_INT,   MPI_DOUBLE_INT,     MPI_LONG_INT,       MPI_2INT,
-      MPI_SHORT_INT,   MPI_LONG_DOUBLE_INT};
+      MPI_CHAR,      MPI_SIGNED_CHAR,    MPI_UNSIGNED_CHAR, MPI_BYTE,
+      MPI_SHORT,     MPI_UNSIGNED_SHORT, MPI_INT,           MPI_UNSIGNED,
+      MPI_LONG,      MPI_UNSIGNED_LONG,  MPI_LONG_LONG,     MPI_UNSIGNED_LONG_LONG,
+      MPI_FLOAT,     MPI_DOUBLE,         MPI_LONG_DOUBLE,   MPI_INT8_T,
+      MPI_UINT8_T,   MPI_INT16_T,        MPI_UINT16_T,      MPI_INT32_T,
+      MPI_UINT32_T,  MPI_INT64_T,        MPI_UINT64_T,      MPI_C_BOOL,
+      MPI_WCHAR,     MPI_AINT,           MPI_OFFSET,        MPI_COUNT,
+      MPI_FLOAT_INT, MPI_DOUBLE_INT,     MPI_LONG_INT,      MPI_2INT,
+      MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
   enum { kTypes = sizeof types / sizeof types[0] };
   long double buffer[4] = {0};
   for (int pass = 0; pass < 3; ++pass)

@@ -299,3 +299,31 @@ TEST(MpiDatatypes, EveryNamedTypeKeepsItsMappingWhenCached) {
     }
   }
 }
+
+TEST(MpiUnwrappedCommunicators, EveryMemberGivesTheSameIdWhateverOrderItFirstUsesThemIn) {
+  // programs/mpi_cart.c: a 2 x 2 grid, its rows and columns made by functions the tracer does not
+  // wrap, first used in different orders on different ranks.
+  std::string dir = freshDir("mpi_cart");
+  ASSERT_EQ(runTraced(mpirun(4) + COLLCHECK_PROGRAM_DIR "/mpi_cart", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 4u);
+  std::map<std::vector<int32_t>, std::set<uint64_t>> idsByMembers;
+  for (const ProcessTrace &t : traces) {
+    std::map<uint64_t, std::vector<int32_t>> members;
+    std::map<uint64_t, uint64_t> sizes;
+    for (const format::Record &c : ofKind(t, Kind::CommCreate))
+      if (c.op == static_cast<uint8_t>(format::CommOrigin::Unknown))
+        sizes[c.commId] = c.count;
+    for (const format::Record &m : ofKind(t, Kind::CommMembers))
+      if (sizes.count(m.commId))
+        for (int i = 0; i < format::kMembersPerRecord && m.seq() + i < sizes[m.commId]; ++i)
+          members[m.commId].push_back(format::memberAt(m, i));
+    EXPECT_EQ(members.size(), 3u) << t.path << ": the grid, its row and its column";
+    for (const auto &[id, list] : members)
+      idsByMembers[list].insert(id);
+  }
+  // The grid (4 members), two rows and two columns (2 members each).
+  EXPECT_EQ(idsByMembers.size(), 5u);
+  for (const auto &[list, ids] : idsByMembers)
+    EXPECT_EQ(ids.size(), 1u) << "members " << ::testing::PrintToString(list);
+}

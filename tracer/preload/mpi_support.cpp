@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 #include <mutex>
 #include <string_view>
 
@@ -117,7 +118,12 @@ DataType nameToType(MPI_Datatype type) {
   return DataType::Unknown;
 }
 
-std::atomic<uint64_t> unknownCommOrdinal{0};
+// Communicators first met in a call, counted per member list: every member sees the same list, so
+// communicators with different lists (the rows and the columns of a Cartesian grid) get the same
+// ids on every member whatever order each process first uses them in. Only communicators with the
+// same members must be first used in the same order everywhere.
+std::mutex unknownCommsMutex;
+std::map<uint64_t, uint64_t> unknownCommsByMembers; // hash of the member list -> count so far
 
 } // namespace
 
@@ -235,7 +241,13 @@ CommState *commOfSlow(MPI_Comm comm) {
     return nullptr;
   // Slow path: a communicator the tracer did not see created.
   std::vector<int32_t> members = worldMembers(comm);
-  uint64_t id = childCommId(0, unknownCommOrdinal.fetch_add(1), CommOrigin::Unknown, 0, members);
+  uint64_t ordinal;
+  {
+    std::lock_guard<std::mutex> lock(unknownCommsMutex);
+    ordinal =
+        unknownCommsByMembers[hashBytes(members.data(), members.size() * sizeof(int32_t), 0)]++;
+  }
+  uint64_t id = childCommId(0, ordinal, CommOrigin::Unknown, 0, members);
   CommState *state = registerMpiComm(comm, id);
   if (state)
     recordCommCreate(*state, 0, CommOrigin::Unknown, -1, 0, members, 0);

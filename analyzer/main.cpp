@@ -1,7 +1,10 @@
 // collcheck: one binary, one subcommand per stage (run, dump, analyze, rules, explain).
 #include "commands.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string_view>
 
 namespace {
@@ -23,25 +26,22 @@ void usage(std::FILE *out) {
                "usage\n");
 }
 
-} // namespace
-
-#ifndef COLLCHECK_HAVE_LAUNCHER
-namespace collcheck::cli {
-int runMain(Args) {
-  std::fprintf(stderr, "collcheck run: not built (the launcher is part of the tracer)\n");
+// A report that could not be written (a full disk, a closed pipe) must not pass for a clean run:
+// what stdout still buffers is written here, and any write to it that failed makes the status 2.
+int finishOutput(int status) {
+  std::cout.flush();
+  errno = 0;
+  bool flushFailed = std::fflush(stdout) != 0;
+  int error = errno;
+  if (!flushFailed && !std::ferror(stdout) && std::cout)
+    return status;
+  std::fprintf(stderr, "collcheck: cannot write the output to stdout%s%s\n",
+               flushFailed && error ? ": " : "", flushFailed && error ? std::strerror(error) : "");
   return 2;
 }
-} // namespace collcheck::cli
-#endif
 
-int main(int argc, char **argv) {
+int dispatch(std::string_view command, collcheck::cli::Args rest) {
   using namespace collcheck::cli;
-  if (argc < 2) {
-    usage(stderr);
-    return 2;
-  }
-  std::string_view command = argv[1];
-  Args rest(argv + 2, static_cast<size_t>(argc - 2));
   if (command == "--help" || command == "-h" || command == "help") {
     usage(stdout);
     return 0;
@@ -64,4 +64,24 @@ int main(int argc, char **argv) {
                command.data());
   usage(stderr);
   return 2;
+}
+
+} // namespace
+
+#ifndef COLLCHECK_HAVE_LAUNCHER
+namespace collcheck::cli {
+int runMain(Args) {
+  std::fprintf(stderr, "collcheck run: not built (the launcher is part of the tracer)\n");
+  return 2;
+}
+} // namespace collcheck::cli
+#endif
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  return finishOutput(
+      dispatch(argv[1], collcheck::cli::Args(argv + 2, static_cast<size_t>(argc - 2))));
 }

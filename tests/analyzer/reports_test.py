@@ -134,6 +134,17 @@ def main():
           and out.stdout.count(bad) == 1, out.stdout)
     check("unreadable file named once on stderr", out.stderr.count(bad) == 1, out.stderr)
 
+    # A report that cannot be written (here: a full device) is an error, not a clean run.
+    if os.path.exists("/dev/full"):
+        for command in (["analyze", jobs["clean"]], ["analyze", "--json", "-", jobs["clean"]],
+                        ["rules"]):
+            with open("/dev/full", "w") as full:
+                failed = subprocess.run([cc] + command, stdout=full, stderr=subprocess.PIPE,
+                                        text=True, timeout=120)
+            check(f"stdout on a full device: {' '.join(command[:2])} exits 2 and says so",
+                  failed.returncode == 2 and "cannot write the output" in failed.stderr,
+                  f"exit {failed.returncode}: {failed.stderr}")
+
     # JSON against the documented schema.
     with open(args.schema) as f:
         schema = json.load(f)

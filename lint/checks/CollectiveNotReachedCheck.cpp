@@ -58,7 +58,7 @@ void CollectiveNotReachedCheck::onCollective(const CollectiveEvent &event,
   using Kind = ControlDependence::Kind;
   switch (culprit->kind) {
   case Kind::Branch:
-    why = "it is issued only where " + cond + " holds";
+    why = "it is issued only where " + cond + (culprit->negated ? " does not hold" : " holds");
     break;
   case Kind::Loop:
     why = "it is issued once per iteration of a loop bounded by " + cond;

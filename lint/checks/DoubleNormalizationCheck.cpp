@@ -38,7 +38,9 @@ void DoubleNormalizationCheck::onReduction(const ReductionEvent &event, clang::A
   // Safe to rewrite: with a sum reducer, (1/N) * sum over ranks is exactly the global mean.
   if (const auto *ref = llvm::dyn_cast_or_null<clang::DeclRefExpr>(event.opArgument))
     if (std::string sum = summingSpelling(ref->getDecl()->getName()); !sum.empty())
-      f.fixes.push_back({clang::CharSourceRange::getTokenRange(ref->getLocation()), sum});
+      f.fixes.push_back(
+          {writtenRange(ref->getLocation(), context.getSourceManager(), context.getLangOpts()),
+           sum});
   out.push_back(std::move(f));
 }
 

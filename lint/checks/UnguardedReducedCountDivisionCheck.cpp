@@ -4,6 +4,7 @@
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
+#include "clang/Basic/SourceManager.h"
 
 namespace collcheck::lint {
 
@@ -26,11 +27,14 @@ void UnguardedReducedCountDivisionCheck::onDivision(const DivisionEvent &event,
   addNote(f, divisor.countReduced, "summed over the ranks here");
   // `N` -> `(N > 0 ? N : 1)`: the same value whenever N > 0, and 1 (a zero gradient over a zero
   // sum) otherwise; needs no header and works for every arithmetic type.
+  // Not where a macro's body makes it; a macro's argument (CHECK(loss / N)) is written in place.
   const clang::Expr *core = event.divisor->IgnoreParenImpCasts();
-  if (llvm::isa<clang::DeclRefExpr>(core) && !core->getBeginLoc().isMacroID() &&
+  const clang::SourceManager &sm = context.getSourceManager();
+  clang::SourceLocation at = core->getBeginLoc();
+  if (llvm::isa<clang::DeclRefExpr>(core) && sm.getSpellingLoc(at) == sm.getFileLoc(at) &&
       core->getType()->isArithmeticType()) {
     std::string text = sourceText(core, context, 80);
-    f.fixes.push_back({clang::CharSourceRange::getTokenRange(core->getSourceRange()),
+    f.fixes.push_back({writtenRange(core->getSourceRange(), sm, context.getLangOpts()),
                        "(" + text + " > 0 ? " + text + " : 1)"});
   }
   out.push_back(std::move(f));

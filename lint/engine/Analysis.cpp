@@ -152,7 +152,8 @@ std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const Li
   std::vector<Finding> kept;
   std::set<std::pair<std::string, unsigned>> seen;
   for (Finding &f : all) {
-    clang::SourceLocation at = sm.getExpansionLoc(f.loc);
+    // Two calls passed to one macro (CHECK(a() && b())) are two places.
+    clang::SourceLocation at = sm.getFileLoc(f.loc);
     if (!sm.isInMainFile(at))
       continue;
     if (!seen.insert({f.ruleId, at.getRawEncoding()}).second)
@@ -160,7 +161,7 @@ std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const Li
     kept.push_back(std::move(f));
   }
   std::stable_sort(kept.begin(), kept.end(), [&](const Finding &a, const Finding &b) {
-    return sm.isBeforeInTranslationUnit(sm.getExpansionLoc(a.loc), sm.getExpansionLoc(b.loc));
+    return sm.isBeforeInTranslationUnit(sm.getFileLoc(a.loc), sm.getFileLoc(b.loc));
   });
   return kept;
 }

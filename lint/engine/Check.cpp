@@ -16,13 +16,31 @@ Finding Check::finding(const clang::Expr *at, std::string message) const {
   return f;
 }
 
+clang::CharSourceRange writtenRange(clang::SourceRange range, const clang::SourceManager &sm,
+                                    const clang::LangOptions &lang) {
+  // Lexer::makeFileCharRange alone would widen an expression that fills a whole macro argument to
+  // the macro's use.
+  auto argumentSpelling = [&](clang::SourceLocation loc) {
+    while (loc.isMacroID() && sm.isMacroArgExpansion(loc))
+      loc = sm.getImmediateSpellingLoc(loc);
+    return loc;
+  };
+  clang::SourceLocation begin = argumentSpelling(range.getBegin());
+  clang::SourceLocation end = argumentSpelling(range.getEnd());
+  if (begin.isFileID() != end.isFileID())
+    return {};
+  return clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(begin, end), sm,
+                                         lang);
+}
+
 std::string sourceText(const clang::Stmt *s, const clang::ASTContext &context, size_t limit) {
   if (!s)
     return {};
   const clang::SourceManager &sm = context.getSourceManager();
-  clang::CharSourceRange range =
-      clang::CharSourceRange::getTokenRange(sm.getExpansionRange(s->getBeginLoc()).getBegin(),
-                                            sm.getExpansionRange(s->getEndLoc()).getEnd());
+  clang::CharSourceRange range = writtenRange(s->getSourceRange(), sm, context.getLangOpts());
+  if (range.isInvalid())
+    range = clang::CharSourceRange::getTokenRange(sm.getExpansionRange(s->getBeginLoc()).getBegin(),
+                                                  sm.getExpansionRange(s->getEndLoc()).getEnd());
   std::string text = clang::Lexer::getSourceText(range, sm, context.getLangOpts()).str();
   std::string compact;
   for (char c : text) {

@@ -67,6 +67,7 @@ struct ControlDependence {
   const clang::Expr *condition = nullptr;
   const clang::Stmt *exit = nullptr; // EarlyExit and LoopExit: the jump
   Value value;                       // the condition's value
+  bool negated = false;              // Branch: taken where `condition` does not hold
   bool balanced = false;             // every path issues the same collectives
   bool reordered = false;            // the paths issue the same collectives in different orders
   unsigned id = 0;
@@ -97,6 +98,12 @@ protected:
 private:
   std::string ruleId_;
 };
+
+// Where `range` is written in a file, when it is written there as one piece: a call passed to a
+// macro (NCCLCHECK(ncclAllReduce(...))) where the argument is spelled, a whole macro use where the
+// macro is used; invalid when part of it comes from a macro's body.
+clang::CharSourceRange writtenRange(clang::SourceRange range, const clang::SourceManager &sm,
+                                    const clang::LangOptions &lang);
 
 // Short source text of `e` for messages ("'loss_sum / n'"), cut at `limit` characters.
 std::string sourceText(const clang::Stmt *s, const clang::ASTContext &context, size_t limit = 40);

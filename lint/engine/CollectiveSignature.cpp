@@ -129,6 +129,8 @@ PathSet CollectiveSignatures::compute(const clang::Stmt *stmt) {
         .then(of(branch->getThen()).either(of(branch->getElse())));
   if (const auto *cond = dyn_cast<AbstractConditionalOperator>(stmt))
     return of(cond->getCond()).then(of(cond->getTrueExpr()).either(of(cond->getFalseExpr())));
+  if (const auto *logical = dyn_cast<BinaryOperator>(stmt); logical && logical->isLogicalOp())
+    return of(logical->getLHS()).then(of(logical->getRHS()).either(PathSet{}));
   if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(stmt)) {
     PathSet body;
     const Stmt *init = nullptr;

@@ -1232,6 +1232,9 @@ private:
     exec(thenStmt);
     State thenEnd = frame_->state;
     frame_->state = refine(entry, cond, false);
+    for (ActiveControl &active : frame_->control)
+      if (active.dep.id == id)
+        active.dep.negated = true; // the else side runs where the condition does not hold
     exec(elseStmt);
     State elseEnd = frame_->state;
     popControl(id);
@@ -1399,10 +1402,11 @@ private:
           setAliases(keyOf(var).first, elements);
         write(keyOf(var), withNamedFacts(element, var, var->getType()));
       }
+      // As many iterations as the range has elements, like `i < batches.size()`.
       ControlDependence dep;
       dep.kind = ControlDependence::Kind::Loop;
       dep.condition = range;
-      dep.value = rangeValue;
+      dep.value = elementCount(rangeValue, range, range);
       unsigned id = rangeValue.uniform ? 0 : pushControl(dep);
       unsigned exitId = 0;
       if (!frame_->silent && loop.varyingExit)
@@ -1483,12 +1487,22 @@ private:
 
   // ---- expressions --------------------------------------------------------------------------
 
+  // The outermost macro whose expansion `loc` comes from, not counting the macros it was passed
+  // to as an argument: MPI_LONG in `MPICHECK(MPI_Allreduce(..., MPI_LONG, ...))`, not MPICHECK.
   std::optional<llvm::StringRef> macroNameAt(SourceLocation loc) {
-    if (!loc.isMacroID())
+    SourceLocation name;
+    while (loc.isMacroID()) {
+      if (sm_.isMacroArgExpansion(loc)) {
+        loc = sm_.getImmediateSpellingLoc(loc);
+      } else {
+        loc = sm_.getImmediateExpansionRange(loc).getBegin();
+        name = sm_.getSpellingLoc(loc);
+      }
+    }
+    if (name.isInvalid())
       return std::nullopt;
-    SourceLocation expansion = sm_.getExpansionLoc(loc);
-    llvm::StringRef text = Lexer::getSourceText(CharSourceRange::getTokenRange(expansion), sm_,
-                                                context_.getLangOpts());
+    llvm::StringRef text =
+        Lexer::getSourceText(CharSourceRange::getTokenRange(name), sm_, context_.getLangOpts());
     if (text.empty())
       return std::nullopt;
     return text;
@@ -1802,16 +1816,38 @@ private:
     return r;
   }
 
+  // An operand evaluated only where `cond` has one value (`?:`, `&&`, `||`), like a branch of an
+  // if; `other` is what the other path issues.
+  ControlDependence operandBranch(const Expr *cond, const Value &c, const Expr *operand,
+                                  const PathSet &other, bool negated) {
+    ControlDependence dep;
+    dep.kind = ControlDependence::Kind::Branch;
+    dep.condition = cond;
+    dep.value = c;
+    dep.negated = negated;
+    if (tainted(c)) {
+      PathSet all = signatures_.of(operand).either(other);
+      dep.balanced = all.single();
+      dep.reordered = all.onlyReordered();
+    }
+    return dep;
+  }
+
   Value evalConditional(const Expr *cond, const Expr *trueExpr, const Expr *falseExpr) {
     Value c = eval(cond);
     State entry = frame_->state;
     frame_->state = refine(entry, cond, true);
+    unsigned id =
+        pushControl(operandBranch(cond, c, trueExpr, signatures_.of(falseExpr), /*negated=*/false));
     Value t = eval(trueExpr);
+    popControl(id);
     State afterTrue = frame_->state;
     if (isNoReturnCall(trueExpr))
       afterTrue.reachable = false;
     frame_->state = refine(entry, cond, false);
+    id = pushControl(operandBranch(cond, c, falseExpr, signatures_.of(trueExpr), /*negated=*/true));
     Value f = eval(falseExpr);
+    popControl(id);
     State afterFalse = frame_->state;
     if (isNoReturnCall(falseExpr))
       afterFalse.reachable = false;
@@ -1881,7 +1917,9 @@ private:
       Value a = eval(lhs);
       State entry = frame_->state;
       frame_->state = refine(entry, lhs, op == BO_LAnd);
+      unsigned id = pushControl(operandBranch(lhs, a, rhs, PathSet{}, op == BO_LOr));
       Value b = eval(rhs);
+      popControl(id);
       frame_->state = joinStates(entry, frame_->state);
       Value r = mix(a, b);
       if (a.constant && b.constant)
@@ -2565,11 +2603,15 @@ private:
   // `{c10d::ReduceOp::AVG}`), where a fix-it can rewrite it.
   const Expr *enumeratorSpelledIn(const Expr *named, const Expr *call) {
     const auto *ref = dyn_cast_or_null<DeclRefExpr>(named);
-    if (!ref || !isa<EnumConstantDecl>(ref->getDecl()) || ref->getLocation().isMacroID())
+    if (!ref || !isa<EnumConstantDecl>(ref->getDecl()))
       return nullptr;
-    SourceRange range = call->getSourceRange();
-    if (sm_.isBeforeInTranslationUnit(ref->getLocation(), range.getBegin()) ||
-        sm_.isBeforeInTranslationUnit(range.getEnd(), ref->getLocation()))
+    // Written there, possibly as a macro's argument (NCCLCHECK(...)), not made by a macro's body.
+    SourceLocation at = sm_.getFileLoc(ref->getLocation());
+    if (sm_.getSpellingLoc(ref->getLocation()) != at)
+      return nullptr;
+    CharSourceRange range = writtenRange(call->getSourceRange(), sm_, context_.getLangOpts());
+    if (range.isInvalid() || sm_.isBeforeInTranslationUnit(at, range.getBegin()) ||
+        sm_.isBeforeInTranslationUnit(range.getEnd(), at))
       return nullptr;
     return ref;
   }
@@ -2591,6 +2633,20 @@ private:
     }
   }
 
+  // The number of elements of a container or tensor, or of the true entries of a mask: a count,
+  // and a rank-local one when the container holds this rank's data.
+  Value elementCount(const Value &container, const Expr *containerExpr, const Expr *at) {
+    Value r = mix(container, container);
+    if (!container.uniform) {
+      r.powers.local = 1;
+      if (container.countDerived || container.mask || namesLocalData(containerExpr)) {
+        r.countDerived = true;
+        r.countSource = {at, coreDecl(containerExpr)};
+      }
+    }
+    return r;
+  }
+
   Value evalMemberCall(const CXXMemberCallExpr *call) {
     const CXXMethodDecl *method = call->getMethodDecl();
     const Expr *objectExpr = call->getImplicitObjectArgument();
@@ -2608,19 +2664,7 @@ private:
     std::vector<Value> values;
     auto evalValues = [&] { values = evalArgs(args); };
 
-    // The number of elements of a container or tensor, or of the true entries of a mask: a count,
-    // and a rank-local one when the container holds this rank's data.
-    auto sizeOf = [&](const Value &container) {
-      Value r = mix(container, container);
-      if (!container.uniform) {
-        r.powers.local = 1;
-        if (container.countDerived || container.mask || namesLocalData(objectExpr)) {
-          r.countDerived = true;
-          r.countSource = {call, coreDecl(objectExpr)};
-        }
-      }
-      return r;
-    };
+    auto sizeOf = [&](const Value &container) { return elementCount(container, objectExpr, call); };
     if (name == "size" || name == "numel" || name == "count" || name == "nnz" || name == "numel_") {
       evalValues();
       return sizeOf(object);

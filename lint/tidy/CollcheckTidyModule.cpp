@@ -106,7 +106,7 @@ public:
     for (const Finding &f : findings) {
       if (f.ruleId != ruleId_)
         continue;
-      unsigned line = sm.getExpansionLineNumber(f.loc);
+      unsigned line = sm.getSpellingLineNumber(sm.getFileLoc(f.loc));
       if (shared.suppressions().suppressed(line, ruleId_))
         continue;
       {

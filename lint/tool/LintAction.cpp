@@ -20,11 +20,13 @@
 namespace collcheck::lint {
 namespace {
 
+// Where Clang's own renderer puts it: a macro's argument where it is written, a macro's body where
+// the macro is used.
 ReportedLocation locate(const clang::SourceManager &sm, clang::SourceLocation loc) {
   ReportedLocation where;
   if (loc.isInvalid())
     return where;
-  clang::SourceLocation at = sm.getExpansionLoc(loc);
+  clang::SourceLocation at = sm.getFileLoc(loc);
   clang::PresumedLoc presumed = sm.getPresumedLoc(at, /*UseLineDirectives=*/false);
   if (presumed.isInvalid())
     return where;
@@ -36,8 +38,12 @@ ReportedLocation locate(const clang::SourceManager &sm, clang::SourceLocation lo
 
 ReportedLocation locateRange(const clang::SourceManager &sm, const clang::LangOptions &lang,
                              clang::CharSourceRange range) {
+  if (range.isTokenRange())
+    if (clang::CharSourceRange written = writtenRange(range.getAsRange(), sm, lang);
+        written.isValid())
+      range = written;
   ReportedLocation where = locate(sm, range.getBegin());
-  clang::SourceLocation end = sm.getExpansionLoc(range.getEnd());
+  clang::SourceLocation end = sm.getFileLoc(range.getEnd());
   if (range.isTokenRange())
     end = clang::Lexer::getLocForEndOfToken(end, 0, sm, lang);
   ReportedLocation last = locate(sm, end);

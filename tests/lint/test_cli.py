@@ -208,6 +208,25 @@ class Sarif(unittest.TestCase):
         notes = run["invocations"][0]["toolExecutionNotifications"]
         self.assertTrue(any("no_such_header.h" in n["message"]["text"] for n in notes))
 
+    def test_call_inside_a_macro_argument(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp) / "out.sarif"
+            result = lint("--sarif", out, inputs("macro_arguments.cpp"))
+            self.assertEqual(result.returncode, 1, result.stderr)
+            run = self.check_structure(json.loads(out.read_text()))
+        [result] = run["results"]
+        self.assertEqual(result["ruleId"], "double-normalization")
+        self.assertIn("ncclAllReduce with ncclAvg", result["message"]["text"])
+        # The call in `NCCLCHECK(ncclAllReduce(...))`, not the NCCLCHECK before it.
+        region = result["locations"][0]["physicalLocation"]["region"]
+        self.assertEqual((region["startLine"], region["startColumn"]), (24, 13))
+        self.assertEqual((region["endLine"], region["endColumn"]), (24, 79))
+        replacement = result["fixes"][0]["artifactChanges"][0]["replacements"][0]
+        self.assertEqual(replacement["insertedContent"]["text"], "ncclSum")
+        deleted = replacement["deletedRegion"]
+        self.assertEqual((deleted["startLine"], deleted["startColumn"], deleted["endColumn"]),
+                         (24, 57, 64))
+
 
 class ChangedLines(unittest.TestCase):
     DIFF = """diff --git a/tests/lint/inputs/findings.cpp b/tests/lint/inputs/findings.cpp

@@ -146,6 +146,33 @@ void tp_barrier_after_a_throw(long n_valid, MPI_Comm comm) {
   MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
 }
 
+void tp_range_for_over_this_ranks_batches(const std::vector<std::vector<float>> &batches,
+                                          std::vector<float> &grads, MPI_Comm comm) {
+  for (const auto &batch : batches) {
+    grads.assign(batch.begin(), batch.end());
+    MPI_Allreduce(MPI_IN_PLACE, grads.data(), (int)grads.size(), MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  }
+}
+
+void tp_conditional_operator_on_the_rank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int status = rank == 0 ? MPI_Barrier(comm) : MPI_SUCCESS; // expect: collective-not-reached-by-all-ranks
+  (void)status;
+}
+
+void tp_short_circuit_on_the_rank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  bool synced = rank != 0 || MPI_Barrier(comm) == MPI_SUCCESS; // expect: collective-not-reached-by-all-ranks
+  (void)synced;
+}
+
+void tp_short_circuit_on_a_local_count(long n_valid, MPI_Comm comm) {
+  bool reduced = n_valid > 0 && MPI_Allreduce(MPI_IN_PLACE, &n_valid, 1, MPI_LONG, MPI_SUM, comm) == MPI_SUCCESS; // expect: collective-not-reached-by-all-ranks
+  (void)reduced;
+}
+
 void tn_condition_every_rank_passes(double *grad, int len, MPI_Comm comm) {
   int rank = 0, nprocs = 1;
   MPI_Comm_rank(comm, &rank);
@@ -273,6 +300,27 @@ int tn_error_return_after_collectives(float *grad, int len, MPI_Comm comm) {
       return 2;
   MPI_Barrier(comm);
   return 0;
+}
+
+void tn_range_for_over_the_model_parameters(std::vector<std::vector<float>> &parameter_grads,
+                                            MPI_Comm comm) {
+  for (auto &grad : parameter_grads) // the same model on every rank
+    MPI_Allreduce(MPI_IN_PLACE, grad.data(), (int)grad.size(), MPI_FLOAT, MPI_SUM, comm);
+}
+
+void tn_both_arms_of_a_rank_conditional_issue_it(float *buf, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int status = rank == 0 ? MPI_Reduce(MPI_IN_PLACE, buf, len, MPI_FLOAT, MPI_SUM, 0, comm)
+                         : MPI_Reduce(buf, nullptr, len, MPI_FLOAT, MPI_SUM, 0, comm);
+  (void)status;
+}
+
+void tn_short_circuit_on_the_world_size(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  bool synced = size == 1 || MPI_Barrier(comm) == MPI_SUCCESS; // the same on every rank
+  (void)synced;
 }
 
 void tn_skip_window_on_every_rank(double loss_sum, long n, MPI_Comm comm) {

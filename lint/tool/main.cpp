@@ -124,7 +124,20 @@ void printRules() {
 
 } // namespace
 
-int main(int argc, const char **argv) {
+namespace {
+
+// Output that could not be written (a full disk, a closed pipe) makes the run fail with a message,
+// rather than LLVM's fatal error when the stream is destroyed (exit status 1, read as "findings").
+bool written(llvm::raw_fd_ostream &out, llvm::StringRef what) {
+  out.flush();
+  if (!out.has_error())
+    return true;
+  llvm::errs() << "collcheck-lint: cannot write " << what << ": " << out.error().message() << "\n";
+  out.clear_error();
+  return false;
+}
+
+int lintMain(int argc, const char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter([](llvm::raw_ostream &out) {
     out << "collcheck-lint " << COLLCHECK_VERSION << " (Clang " << CLANG_VERSION_STRING << ")\n";
@@ -273,6 +286,8 @@ int main(int argc, const char **argv) {
       if (ec)
         return usageError("--sarif " + sarifPath + ": " + ec.message());
       out << text;
+      if (!written(out, "--sarif " + sarifPath))
+        return kCouldNotRun;
     }
   }
   if (!quiet)
@@ -283,4 +298,11 @@ int main(int argc, const char **argv) {
   if (couldNotRun)
     return kCouldNotRun;
   return results.findings.empty() ? kClean : kFindings;
+}
+
+} // namespace
+
+int main(int argc, const char **argv) {
+  int status = lintMain(argc, argv);
+  return written(llvm::outs(), "the output to stdout") ? status : kCouldNotRun;
 }

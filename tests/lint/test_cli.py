@@ -117,6 +117,20 @@ class ExitStatus(unittest.TestCase):
         self.assertEqual({line.split(" ")[0] for line in result.stdout.splitlines()}, LINT_RULES)
 
 
+class UnwritableOutput(unittest.TestCase):
+    # Findings that could not be written are not a clean run, nor a status of 1 from LLVM's fatal
+    # error on the stream: the status is 2, with the reason.
+    @unittest.skipUnless(os.path.exists("/dev/full"), "needs /dev/full")
+    def test_output_on_a_full_device_is_two(self):
+        for args in ([], ["--sarif=-"], ["--sarif=/dev/full"]):
+            with open("/dev/full", "w") as full:
+                command = [str(ARGS.tool), *args, str(inputs("findings.cpp")), "--"] + ARGS.flags
+                result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True,
+                                        cwd=ARGS.source_root, timeout=300)
+            self.assertEqual(result.returncode, 2, f"{args}: {result.stderr}")
+            self.assertIn("cannot write", result.stderr)
+
+
 class DoesNotCompile(unittest.TestCase):
     def test_errors_become_notes_and_the_analysis_goes_on(self):
         result = lint(inputs("does_not_compile.cpp"))

@@ -27,9 +27,14 @@ const char *selfPath() {
 // a library while it waits for the list lock. So the walk only collects the names; the lookups
 // follow it, each object pinned by RTLD_NOLOAD (one unloaded meanwhile is skipped).
 int collectName(dl_phdr_info *info, size_t, void *data) {
-  if (info->dlpi_name && *info->dlpi_name)
-    static_cast<std::vector<std::string> *>(data)->emplace_back(info->dlpi_name);
-  return 0;
+  // No exception may unwind through the loader's C frames: out of memory ends the walk.
+  try {
+    if (info->dlpi_name && *info->dlpi_name)
+      static_cast<std::vector<std::string> *>(data)->emplace_back(info->dlpi_name);
+    return 0;
+  } catch (...) {
+    return 1;
+  }
 }
 
 void *searchLoaded(const char *name) {

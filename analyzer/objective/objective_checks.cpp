@@ -136,12 +136,16 @@ public:
     if (!judged && !anyMeanReducer)
       return; // nothing to judge and nothing to note: spare the weighing of every reduction
     // Mean reducers (avg, PreMulSum) average per-rank values: exactly where unequal counts go
-    // wrong, so in a job that is not judged their being unverifiable is still said, as a note.
+    // wrong, so in a job that is not judged they are still weighed: over a float count reduction
+    // of unequal counts they get the warning of uncompensated-mean, and where nothing decides, the
+    // note that says why.
     std::vector<std::unique_ptr<ObjectiveRule>> rules;
-    if (judged)
+    if (judged) {
       rules = makeObjectiveRules();
-    else
+    } else {
+      rules.push_back(makeUncompensatedMeanRule());
       rules.push_back(makeUnverifiedReductionRule());
+    }
     struct Dispatch final : WeighingVisitor {
       std::vector<std::unique_ptr<ObjectiveRule>> &rules;
       RuleContext &ctx;

@@ -56,23 +56,27 @@ int elementCarrying(const Reduction &count, const std::vector<const Declarations
   return -1;
 }
 
-// A count that covers only the last micro-batch of an accumulation window.
-PartialCount findPartialCount(const WindowReductions &w,
-                              const std::vector<const Declarations *> &declared) {
-  bool accumulates = false;
+// Whether some rank's window spans micro-batches with counts of their own, so that a count of the
+// last one alone differs from the window's.
+bool accumulates(const std::vector<const Declarations *> &declared) {
   for (const Declarations *d : declared)
-    accumulates =
-        accumulates || (d && d->countRecords > 1 && !sameCount(d->lastCount, d->validCount));
-  if (!accumulates || w.inferred)
-    return {};
-  for (const Reduction *count : w.counts) {
-    if (elementCarrying(*count, declared, false) >= 0)
-      continue; // it carries the whole window's counts
-    int element = elementCarrying(*count, declared, true);
-    if (element >= 0)
-      return {count, static_cast<size_t>(element)};
-  }
-  return {};
+    if (d && d->countRecords > 1 && !sameCount(d->lastCount, d->validCount))
+      return true;
+  return false;
+}
+
+// A summed has-data flag (count-on-active-ranks) rather than a count of items: every input 0 or 1.
+bool flagLike(const Reduction &r) {
+  bool any = false;
+  for (const CapturedValues &v : r.values)
+    for (size_t element = 0; element < v.input.size(); ++element) {
+      if (!v.hasInput(element))
+        continue;
+      if (v.input[element] != 0 && v.input[element] != 1)
+        return false;
+      any = true;
+    }
+  return any;
 }
 
 double reducerOpFactor(const Reduction &r, size_t rank, int32_t ranks) {
@@ -90,17 +94,43 @@ double reducerOpFactor(const Reduction &r, size_t rank, int32_t ranks) {
 
 void fillCounts(GradientCheck &c, const WindowReductions &w,
                 const std::vector<const Declarations *> &declared) {
-  // The count reduction this gradient uses: the window's last one before it.
-  for (const Reduction *count : w.counts)
-    if (count->firstSeq() < c.reduction->firstSeq())
-      c.countReduction = count;
   bool annotated = !w.inferred;
   for (size_t rank = 0; rank < declared.size(); ++rank)
     annotated = annotated && declared[rank] && declared[rank]->countRecords > 0;
+  // The count reduction this gradient uses, among the window's before it: the last one that
+  // carries the declared counts of the window, else the last that carries its last micro-batch's
+  // (partial-window), else the last one. Other small integer sums may come between (a metric, a
+  // has-data flag): without declared counts, the last one that is not a flag.
+  const Reduction *last = nullptr, *whole = nullptr, *lastBatch = nullptr, *counting = nullptr;
+  int wholeElement = -1, lastBatchElement = -1;
+  for (const Reduction *count : w.counts) {
+    if (count->firstSeq() >= c.reduction->firstSeq())
+      continue;
+    last = count;
+    if (annotated) {
+      if (int e = elementCarrying(*count, declared, false); e >= 0) {
+        whole = count;
+        wholeElement = e;
+      } else if (e = elementCarrying(*count, declared, true); e >= 0) {
+        lastBatch = count;
+        lastBatchElement = e;
+      }
+    } else if (!flagLike(*count)) {
+      counting = count;
+    }
+  }
+  int element = -1;
+  if (whole) {
+    c.countReduction = whole;
+    element = wholeElement;
+  } else if (lastBatch && accumulates(declared)) {
+    c.countReduction = lastBatch;
+    element = lastBatchElement;
+    c.partial = {lastBatch, static_cast<size_t>(lastBatchElement)};
+  } else {
+    c.countReduction = counting ? counting : last;
+  }
   if (c.countReduction) {
-    int element = annotated ? elementCarrying(*c.countReduction, declared, false) : -1;
-    if (element < 0 && annotated && c.partial.countReduction == c.countReduction)
-      element = static_cast<int>(c.partial.element);
     c.countElement = element < 0 ? 0 : static_cast<size_t>(element);
     c.reducedCount = outputOf(*c.countReduction, c.countElement);
   }
@@ -272,14 +302,12 @@ void weigh(const std::vector<WindowReductions> &windows, const Ledger &ledger,
     }
     for (const Reduction *count : w.counts)
       visitor.count({count, &w, &comm, declared, previous});
-    PartialCount partial = findPartialCount(w, declared);
     for (const Reduction *gradient : w.gradients) {
       GradientCheck c;
       c.reduction = gradient;
       c.window = &w;
       c.comm = &comm;
       c.ranks = comm.size;
-      c.partial = partial;
       c.terms.resize(members);
       for (size_t rank = 0; rank < members; ++rank) {
         RankTerm &t = c.terms[rank];

@@ -16,6 +16,8 @@ public:
   virtual int size() const = 0;
   // The sum of every rank's valid count: an int64 SUM all-reduce.
   virtual std::int64_t sumCounts(std::int64_t localCount) = 0;
+  // The same as a float64 SUM all-reduce.
+  virtual double sumFloatCounts(double localCount) = 0;
   // Reduces `gradient` in place across ranks with `reducer` (avg, sum-then-divide and premulsum
   // with a factor of 1/P all yield the mean across ranks). `preMulSumFactor` is this rank's
   // PreMulSum scalar and is used by Reducer::preMulSum only.

@@ -22,6 +22,12 @@ public:
     return globalCount;
   }
 
+  double sumFloatCounts(double localCount) override {
+    double globalCount = 0;
+    MPI_Allreduce(&localCount, &globalCount, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return globalCount;
+  }
+
   void reduceGradient(std::vector<double> &gradient, Reducer reducer, double) override {
     if (reducer == Reducer::preMulSum)
       throw std::invalid_argument("MPI has no PreMulSum reduction");

@@ -96,6 +96,16 @@ public:
     return globalCount;
   }
 
+  double sumFloatCounts(double localCount) override {
+    DeviceBuffer<double> count(1);
+    count.upload(&localCount, stream_);
+    check(ncclAllReduce(count.data(), count.data(), 1, ncclFloat64, ncclSum, comm_, stream_),
+          "ncclAllReduce of the valid count");
+    double globalCount = 0;
+    count.download(&globalCount, stream_);
+    return globalCount;
+  }
+
   void reduceGradient(std::vector<double> &gradient, Reducer reducer,
                       double preMulSumFactor) override {
     DeviceBuffer<double> buffer(gradient.size());

@@ -93,6 +93,12 @@ Options parseOptions(int argc, char **argv) {
                  "(0: wait forever)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_flag("--float-counts", options.floatCounts,
+               "all-reduce the valid counts as doubles (as a float tensor of counts would be)");
+  app.add_flag("--log-micro-batch-counts", options.logMicroBatchCounts,
+               "also all-reduce each micro-batch's valid count, before the window's, for the log");
+  app.add_flag("--log-active-ranks", options.logActiveRanks,
+               "also all-reduce a has-data flag (0 or 1) after the window's count, for the log");
   app.add_flag("!--no-annotations", options.annotate,
                "do not call the collcheck annotation API (the analyzer then has only the count "
                "reductions to go by)");

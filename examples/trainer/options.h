@@ -33,7 +33,12 @@ struct Options {
   int referenceRanks = 2;
   bool allRanksPrint = false;
   double watchdogSeconds = 30;
-  bool annotate = true; // call the collcheck annotation API (off: the trace has no annotations)
+  bool annotate = true;     // call the collcheck annotation API (off: the trace has no annotations)
+  bool floatCounts = false; // the count all-reduce sums doubles (a float tensor of counts)
+  // Small all-reduces a training loop makes beside the count, for its logs: each micro-batch's
+  // valid count before the window's, and a has-data flag (0 or 1) after it.
+  bool logMicroBatchCounts = false;
+  bool logActiveRanks = false;
 };
 
 // Parses argv; prints help or a clear error and exits on bad input.

@@ -26,6 +26,7 @@ struct LocalWindow {
   std::vector<double> gradientSum; // sum over the valid items of all micro-batches
   std::int64_t windowCount = 0;    // valid items over all micro-batches
   std::int64_t lastCount = 0;      // valid items of the last micro-batch
+  std::vector<std::int64_t> microBatchCounts;
 };
 
 // The annotation calls of the trainer, or none with --no-annotations.
@@ -63,6 +64,7 @@ LocalWindow accumulate(const Options &options, const Annotations &annotations,
         window.gradientSum[j] += weights[j] - (item.target + double(j));
     }
     annotations.validCount(valid);
+    window.microBatchCounts.push_back(valid);
     window.windowCount += valid;
     window.lastCount = valid;
   }
@@ -182,9 +184,17 @@ void trainDistributed(const Options &options, Collectives &collectives, Watchdog
     const std::int64_t localCount =
         options.countWindow == CountWindow::whole ? local.windowCount : local.lastCount;
     std::int64_t globalCount = 0;
-    if (needsGlobalCount) {
+    {
       Watchdog::Watch watch(watchdog, "in the count all-reduce of update", update);
-      globalCount = collectives.sumCounts(localCount);
+      if (options.logMicroBatchCounts)
+        for (std::int64_t count : local.microBatchCounts)
+          collectives.sumCounts(count); // logged, not used
+      if (needsGlobalCount)
+        globalCount = options.floatCounts
+                          ? std::int64_t(collectives.sumFloatCounts(double(localCount)))
+                          : collectives.sumCounts(localCount);
+      if (options.logActiveRanks)
+        collectives.sumCounts(local.windowCount > 0 ? 1 : 0); // logged, not used
     }
     if (needsGlobalCount && globalCount == 0) { // every rank sees N = 0: all skip alike
       printUpdate(print, update, weights, true);

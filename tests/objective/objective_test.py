@@ -231,6 +231,20 @@ def cases_mpi(backend):
           "--watchdog", "3"], ["update 1 w 9.755555556"], exhausted_skip),
         ("uneven.compensated_micro_batches", 3,
          ["--data", "uneven", "--steps", "3", "--micro-batches", "2", "--compensate"], None, clean),
+        # Small integer sums beside the count (a training log's) do not replace it: the gradient
+        # is weighed with the count reduction that carries the declared counts.
+        ("logged.active_ranks_after_the_count", 2,
+         ["--normalization", "global-count", "--reducer", "sum", "--log-active-ranks"],
+         ["update 1 w 9.75"], clean),
+        ("logged.micro_batch_counts_before_the_window_count", 2,
+         ["--micro-batches", "2", "--normalization", "global-count", "--reducer", "sum",
+          "--log-micro-batch-counts"], ["update 1 w 9.75"], clean),
+        ("logged.micro_batch_counts_and_the_last_one_as_count", 2,
+         ["--micro-batches", "2", "--count-window", "last", "--normalization", "global-count",
+          "--reducer", "sum", "--log-micro-batch-counts"], ["update 1 w 9.5"], partial),
+        ("logged.local_means_averaged_beside_logged_counts", 2,
+         ["--micro-batches", "2", "--log-micro-batch-counts", "--log-active-ranks", "--compensate",
+          "--float-counts"], ["update 1 w 9.75"], clean),
     ]
     if nccl:
         cases = [c for c in cases if c[0] not in ("seed.sum_then_divide",)]
@@ -254,6 +268,15 @@ def cases_mpi(backend):
             ("no_annotations.premulsum_compensating", 2,
              ["--no-annotations", "--reducer", "premulsum", "--compensate"], ["update 1 w 9.75"],
              premulsum_clean),
+            # A float count reduction is a count reduction too: the mean reducer over unequal
+            # counts is weighed, not left unsaid.
+            ("no_annotations.float_counts_reduced", 2,
+             ["--no-annotations", "--float-counts", "--normalization", "global-count"],
+             ["update 1 w 9.875"], possible),
+            # A summed has-data flag after the count is not the count.
+            ("no_annotations.counts_reduced_active_ranks_logged", 2,
+             ["--no-annotations", "--normalization", "global-count", "--log-active-ranks"],
+             ["update 1 w 9.875"], possible),
         ]
     else:
         cases += [

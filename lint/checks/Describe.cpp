@@ -16,6 +16,9 @@ std::string reducerWithOp(const ReductionEvent &event) {
   case ReductionEvent::Averaging::SumThenDivide:
     return event.reducerName + " with " + event.opName +
            ", then a division by the communicator size";
+  case ReductionEvent::Averaging::DivideThenSum:
+    return "a division by the communicator size, then " + event.reducerName + " with " +
+           event.opName;
   }
   return event.reducerName;
 }
@@ -56,6 +59,9 @@ void addNote(Finding &finding, const Origin &origin, std::string message) {
 }
 
 void addAveragingNotes(const ReductionEvent &event, Finding &finding) {
+  if (event.divisionSite && event.how == ReductionEvent::Averaging::DivideThenSum)
+    finding.notes.push_back({event.divisionSite->getExprLoc(),
+                             "divided by the communicator size here, before the sum over ranks"});
   for (size_t i = 1; i < event.steps.size(); ++i)
     finding.notes.push_back({event.steps[i].call->getExprLoc(),
                              quoted(event.steps[i - 1].wrapper) + " passes it on to " +
@@ -64,7 +70,7 @@ void addAveragingNotes(const ReductionEvent &event, Finding &finding) {
     finding.notes.push_back(
         {event.reducerCall->getExprLoc(),
          quoted(event.steps.back().wrapper) + " averages it across ranks here"});
-  if (event.divisionSite) {
+  if (event.divisionSite && event.how != ReductionEvent::Averaging::DivideThenSum) {
     if (event.reportAt == event.reducerCall)
       finding.notes.push_back({event.divisionSite->getExprLoc(),
                                "the sum over ranks is divided by the communicator size here"});

@@ -36,13 +36,13 @@ struct Finding {
 // A value reaches a reducer that averages over the ranks: an averaging op (ncclAvg, c10d AVG, a
 // wrapper declared `avg`), a PreMulSum by 1/P, or a SUM whose result is then divided by P.
 struct ReductionEvent {
-  enum class Averaging { AverageOp, PreMulSumByInverseSize, SumThenDivide };
+  enum class Averaging { AverageOp, PreMulSumByInverseSize, SumThenDivide, DivideThenSum };
   Averaging how = Averaging::AverageOp;
   const clang::Expr *reportAt = nullptr;    // the reducer, or the outermost wrapper call
   const clang::Expr *reducerCall = nullptr; // the reducer itself
   const clang::Expr *opArgument = nullptr;  // the op as written at the reducer, when it is
   std::string reducerName, opName;
-  const clang::Expr *divisionSite = nullptr; // SumThenDivide: the division by P
+  const clang::Expr *divisionSite = nullptr; // SumThenDivide, DivideThenSum: the division by P
   std::vector<WrapperStep> steps;            // wrappers between reportAt and the reducer
   Value input;                               // the data entering the reducer
   CountPowers effective;                     // its powers once the reducer has averaged

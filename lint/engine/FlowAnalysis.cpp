@@ -52,6 +52,15 @@ struct LoopContext {
   llvm::SmallPtrSet<const Decl *, 4> induction; // variables the loop itself steps
 };
 
+// What the last walk of a loop left behind: its back edge, the state its last pass started from
+// and whether that pass changed nothing.
+struct LoopMemo {
+  std::optional<State> back;
+  State head;
+  bool settled = false;
+  std::optional<ControlDependence> varyingExit;
+};
+
 // A control dependence in force, and the region it ends with: a branch ends with its if, an early
 // exit with the loop it leaves (`region`) or with the function (`region == nullptr`).
 struct ActiveControl {
@@ -282,7 +291,7 @@ public:
     auto compile = [](const std::vector<std::string> &patterns) {
       std::vector<std::regex> out;
       for (const std::string &p : patterns)
-        out.emplace_back(p, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+        out.push_back(compileNamePattern(p));
       return out;
     };
     rankNames_ = compile(config.rankNames);
@@ -319,12 +328,14 @@ private:
     Frame *saved = frame_;
     frame_ = &frame;
     walked_.insert(frame.function->getCanonicalDecl());
+    loopMemos_.emplace_back();
     collectCountEvidence(frame.function->getBody());
     if (const auto *ctor = dyn_cast<CXXConstructorDecl>(frame.function))
       for (const CXXCtorInitializer *init : ctor->inits())
         if (init->getInit())
           eval(init->getInit());
     exec(frame.function->getBody());
+    loopMemos_.pop_back();
     frame_ = saved;
   }
 
@@ -1300,6 +1311,40 @@ private:
                    [&](const ActiveControl &c) { return c.earlyExit && c.region == loop; });
   }
 
+  // Runs `pass` (which starts from the entry joined with `back`, joins what reaches the back edge
+  // into `back` and says whether that changed nothing): provisional passes until the loop
+  // settles, at most two, then the pass that reports. A loop inside another is walked again on
+  // every pass of the outer one, so it starts from where its last walk in this frame left its
+  // back edge; within an outer provisional pass it takes one pass (the outer loop's next pass
+  // carries on from there), and when it is to report from a state its last walk had settled on,
+  // it reports at once. Nesting then costs passes in proportion to the square of its depth at
+  // most, where walking each inner loop afresh cost 2^depth.
+  template <typename Pass>
+  void settle(LoopContext &loop, const Stmt *loopStmt, const State &entry,
+              std::optional<State> &back, Pass &&pass) {
+    // Copied: the walks below add the memos of the loops inside, which may move this one.
+    LoopMemo memo = loopMemos_.back().lookup(loopStmt);
+    if (memo.back) {
+      back = memo.back;
+      if (!loop.varyingExit)
+        loop.varyingExit = memo.varyingExit;
+    }
+    bool nested = frame_->silent > 0;
+    bool settled = memo.settled && sameState(memo.head, joinStates(memo.head, entry));
+    ++frame_->silent;
+    for (unsigned i = 0; i < (nested ? 1 : 2) && (nested || !settled); ++i) {
+      memo.head = back ? joinStates(entry, *back) : entry;
+      settled = pass(false);
+    }
+    --frame_->silent;
+    if (!nested)
+      pass(true);
+    memo.back = back;
+    memo.settled = settled;
+    memo.varyingExit = loop.varyingExit;
+    loopMemos_.back()[loopStmt] = std::move(memo);
+  }
+
   // for, while and do: provisional passes until the values settle, then the pass that reports.
   void runLoop(const Stmt *loopStmt, const DeclStmt *condVar, const Expr *cond, const Expr *inc,
                const Stmt *body, bool condFirst) {
@@ -1358,13 +1403,7 @@ private:
       back = back ? joinStates(*back, frame_->state) : frame_->state;
       return settled;
     };
-    ++frame_->silent;
-    unsigned provisional = frame_->silent > 1 ? 1 : 2;
-    for (unsigned i = 0; i < provisional; ++i)
-      if (pass(false))
-        break;
-    --frame_->silent;
-    pass(true);
+    settle(loop, loopStmt, entry, back, [&](bool reporting) { return pass(reporting); });
 
     bool endless = !cond || (condValue && condValue->constant && *condValue->constant != 0);
     State out;
@@ -1390,7 +1429,7 @@ private:
     frame_->loops.push_back(&loop);
     State entry = frame_->state;
     std::optional<State> back;
-    auto pass = [&]() {
+    auto pass = [&](bool) {
       frame_->state = back ? joinStates(entry, *back) : entry;
       frame_->state.reachable = true;
       loop.breaks.clear();
@@ -1421,12 +1460,7 @@ private:
       back = back ? joinStates(*back, frame_->state) : frame_->state;
       return settled;
     };
-    ++frame_->silent;
-    for (unsigned i = 0; i < (frame_->silent > 1 ? 1u : 2u); ++i)
-      if (pass())
-        break;
-    --frame_->silent;
-    pass();
+    settle(loop, loopStmt, entry, back, pass);
     State out = joinStates(entry, *back);
     for (const State &b : loop.breaks)
       out = joinStates(out, b);
@@ -2004,6 +2038,7 @@ private:
     r.meanFormed = a.meanFormed ? a.meanFormed : b.meanFormed;
     r.normalized = a.normalized ? a.normalized : b.normalized;
     r.countReduced = a.countReduced ? a.countReduced : b.countReduced;
+    r.sizeDivided = a.sizeDivided ? a.sizeDivided : b.sizeDivided;
     auto fold = [&](auto f) {
       if (a.constant && b.constant)
         r.constant = f(*a.constant, *b.constant);
@@ -2065,6 +2100,8 @@ private:
           sumThenDivide(*a.pendingSum, whole);
         else
           r.pendingSum = a.pendingSum;
+      } else if (divisor.commSize >= 1) {
+        r.sizeDivided = {whole, coreDecl(rhs)};
       }
       if (b.constant && *b.constant != 0)
         fold([](double x, double y) { return x / y; });
@@ -2542,13 +2579,22 @@ private:
         opKind == ReduceOpKind::Avg || (opKind == ReduceOpKind::PreMulSum && opScalar.commSize < 0);
     bool summing = opKind == ReduceOpKind::Sum ||
                    (opKind == ReduceOpKind::PreMulSum && opScalar.commSize >= 0);
+    // Each rank's share divided by P before a SUM (DDP's default hook): the sum is the average
+    // of the undivided values, as if the division came after it.
+    bool dividedFirst =
+        opKind == ReduceOpKind::Sum && !input.uniform && input.sizeDivided &&
+        contribution.commSize < 0 &&
+        (spec.kind == CollectiveKind::AllReduce || spec.kind == CollectiveKind::Reduce);
     std::string op = spec.op >= 0 ? opName(opNamedAt ? opNamedAt : opArgument, opKind)
                                   : (opKind == ReduceOpKind::Avg ? "its averaging op" : "a sum");
 
-    if (averaging && emitting()) {
+    if ((averaging || dividedFirst) && emitting()) {
       ReductionEvent event;
-      event.how = opKind == ReduceOpKind::Avg ? ReductionEvent::Averaging::AverageOp
-                                              : ReductionEvent::Averaging::PreMulSumByInverseSize;
+      event.how = dividedFirst                  ? ReductionEvent::Averaging::DivideThenSum
+                  : opKind == ReduceOpKind::Avg ? ReductionEvent::Averaging::AverageOp
+                                                : ReductionEvent::Averaging::PreMulSumByInverseSize;
+      if (dividedFirst)
+        event.divisionSite = dyn_cast_or_null<Expr>(input.sizeDivided.at);
       event.reducerCall = call;
       event.reducerName = name;
       event.opName = op;
@@ -2581,7 +2627,7 @@ private:
       out.countReduced = input.countReduced;
       out.meanFormed = input.meanFormed;
     }
-    if (summing && !input.uniform && !countReduction &&
+    if (summing && !input.uniform && !countReduction && !dividedFirst &&
         (spec.kind == CollectiveKind::AllReduce || spec.kind == CollectiveKind::Reduce)) {
       auto pending = std::make_shared<PendingSum>();
       pending->reducerCall = call;
@@ -2869,6 +2915,8 @@ private:
   Frame *frame_ = nullptr;
   unsigned nextControlId_ = 0;
   unsigned long evaluations_ = 0;
+  // What the last walk of each loop of each frame being walked left behind (settle()).
+  std::vector<llvm::DenseMap<const Stmt *, LoopMemo>> loopMemos_;
 };
 
 FlowAnalysis::FlowAnalysis(ASTContext &context, const LintConfig &config, const ReducerTable &table,

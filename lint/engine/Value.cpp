@@ -78,6 +78,7 @@ Value join(const Value &a, const Value &b) {
   r.countReduced = a.countReduced ? a.countReduced : b.countReduced;
   r.rankSource = a.rankSource ? a.rankSource : b.rankSource;
   r.countSource = a.countSource ? a.countSource : b.countSource;
+  r.sizeDivided = a.sizeDivided ? a.sizeDivided : b.sizeDivided;
   r.pendingSum = a.pendingSum ? a.pendingSum : b.pendingSum;
   r.paramMask = a.paramMask | b.paramMask;
   r.lambda = a.lambda ? a.lambda : b.lambda;

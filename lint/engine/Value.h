@@ -80,6 +80,7 @@ struct Value {
   CountPowers opScalar;                 // the scalar of a PreMulSum op
   const clang::Expr *opNamedAt = nullptr;
   Origin meanFormed, normalized, countReduced, rankSource, countSource;
+  Origin sizeDivided; // where it was divided by the communicator size
   std::shared_ptr<const PendingSum> pendingSum;
   uint32_t paramMask = 0; // parameters of the current function the value derives from
   const clang::CXXMethodDecl *lambda = nullptr; // a closure: its call operator

@@ -250,8 +250,14 @@ bool parsePatterns(const Json &list, const std::string &key, std::vector<std::st
       error = key + " must be a list of patterns";
       return false;
     }
+    if (item.get<std::string>().size() > kMaxNamePatternLength) {
+      error = key + ": a pattern of " + std::to_string(item.get<std::string>().size()) +
+              " characters is longer than the " + std::to_string(kMaxNamePatternLength) +
+              " allowed";
+      return false;
+    }
     try {
-      std::regex check(item.get<std::string>(), std::regex::ECMAScript | std::regex::icase);
+      compileNamePattern(item.get<std::string>());
     } catch (const std::regex_error &) {
       error = key + ": '" + item.get<std::string>() + "' is not a valid regular expression";
       return false;
@@ -281,6 +287,16 @@ std::string_view collectiveKindName(CollectiveKind kind) {
     return "collective";
   }
   return "collective";
+}
+
+std::regex compileNamePattern(const std::string &pattern) {
+  if (pattern.size() > kMaxNamePatternLength)
+    throw std::regex_error(std::regex_constants::error_complexity);
+  auto flags = std::regex::ECMAScript | std::regex::icase | std::regex::optimize;
+#if defined(__GLIBCXX__)
+  flags |= std::regex_constants::__polynomial;
+#endif
+  return std::regex(pattern, flags);
 }
 
 LintConfig LintConfig::defaults() {

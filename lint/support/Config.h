@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -97,6 +98,15 @@ bool loadConfigFile(const std::string &path, LintConfig &config, std::string &er
 
 // The nearest `.collcheck-lint.json` in `directory` or one of its parents; empty when none.
 std::string findConfigFile(const std::string &directory);
+
+// A name pattern as the lint matches it: case-insensitive ECMAScript. Names can be of any length,
+// and libstdc++'s default matcher recurses once per character (a name of 30,000 characters
+// overflows the stack), so the pattern is compiled for its breadth-first matcher, whose recursion
+// is bounded by the pattern; that matcher refuses back-references. The compiler recurses once per
+// term and per group, so a pattern longer than kMaxNamePatternLength is refused rather than
+// compiled. Throws std::regex_error.
+inline constexpr size_t kMaxNamePatternLength = 1000;
+std::regex compileNamePattern(const std::string &pattern);
 
 inline constexpr const char *kConfigFileName = ".collcheck-lint.json";
 

@@ -25,12 +25,12 @@ def inputs(name):
     return ARGS.source_root / "tests" / "lint" / "inputs" / name
 
 
-def lint(*args, flags=True, cwd=None, stdin=None):
+def lint(*args, flags=True, cwd=None, stdin=None, timeout=300):
     command = [str(ARGS.tool), *map(str, args)]
     if flags:
         command += ["--"] + ARGS.flags
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd or ARGS.source_root,
-                          input=stdin, timeout=300)
+                          input=stdin, timeout=timeout)
 
 
 def findings(output):
@@ -312,6 +312,51 @@ class Suppressions(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("NOLINTBEGIN without a matching NOLINTEND", result.stdout)
         self.assertEqual(findings(result.stdout), [(8, "uncompensated-mean")])
+
+
+class LongNames(unittest.TestCase):
+    # Clang takes identifiers of any length; every name is matched against the naming patterns.
+    def test_a_name_of_300000_characters(self):
+        name = "x" * 300000 + "_valid"
+        with tempfile.TemporaryDirectory() as tmp:
+            source = pathlib.Path(tmp) / "long_name.cpp"
+            source.write_text(
+                "#include <mpi.h>\n"
+                f"double averaged_mean(double loss_sum, int {name}, MPI_Comm comm) {{\n"
+                f"  double mean = loss_sum / {name};\n"
+                "  double total = 0.0;\n"
+                "  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm);\n"
+                "  int size = 1;\n"
+                "  MPI_Comm_size(comm, &size);\n"
+                "  return total / size;\n"
+                "}\n")
+            result = lint(source)
+        self.assertEqual(result.returncode, 1, result.stderr[-2000:])
+        self.assertEqual(findings(result.stdout), [(5, "uncompensated-mean")])
+
+
+class NestedLoops(unittest.TestCase):
+    # Each loop is walked again on every pass of the loops around it. Walked afresh each time,
+    # 24 levels took several minutes (doubling with each level); now well under a second.
+    def test_24_nested_loops_finish_and_report_the_innermost_finding(self):
+        depth = 24
+        body = ("g[0] += 1.0; double mean = loss_sum / n_valid; "
+                "MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_SUM, comm); "
+                "g[1] += mean / size;")
+        for k in reversed(range(depth)):
+            body = f"for (int i{k} = 0; i{k} < n; ++i{k}) {{ {body} }}"
+        with tempfile.TemporaryDirectory() as tmp:
+            source = pathlib.Path(tmp) / "nested_loops.cpp"
+            source.write_text(
+                "#include <mpi.h>\n"
+                "void f(double *g, int n, double loss_sum, int n_valid, MPI_Comm comm) {\n"
+                "  int size = 1;\n"
+                "  MPI_Comm_size(comm, &size);\n"
+                f"  {body}\n"
+                "}\n")
+            result = lint(source, timeout=60)
+        self.assertEqual(result.returncode, 1, result.stderr[-2000:])
+        self.assertEqual(findings(result.stdout), [(5, "uncompensated-mean")])
 
 
 class Cuda(unittest.TestCase):

@@ -40,6 +40,17 @@ void tp_c10d_sum_then_divide_by_world_size(c10::intrusive_ptr<ProcessGroup> pg,
   loss.div_(pg->getSize());
 }
 
+// DDP's default communication hook: each rank divides by the world size, then SUM.
+void tp_c10d_ddp_hook_divides_by_world_size_before_sum(c10::intrusive_ptr<ProcessGroup> pg,
+                                                       at::Tensor logits, at::Tensor targets) {
+  at::Tensor loss = at::cross_entropy(logits, targets).mean();
+  loss.backward();
+  at::Tensor grad = loss.grad();
+  grad.div_(pg->getSize());
+  std::vector<at::Tensor> tensors{grad};
+  pg->allreduce(tensors)->wait(); // expect: uncompensated-mean
+}
+
 void tp_c10d_masked_count(c10::intrusive_ptr<ProcessGroup> pg, const at::Tensor &token_losses,
                           const at::Tensor &targets) {
   at::Tensor valid = (targets != -100).sum();
@@ -114,4 +125,17 @@ void tn_c10d_broadcast_from_root(c10::intrusive_ptr<ProcessGroup> pg,
   at::Tensor loss = token_losses.mean();
   std::vector<at::Tensor> tensors{loss};
   pg->broadcast(tensors)->wait();
+}
+
+void tn_c10d_local_sum_over_global_count_divided_by_world_size(
+    c10::intrusive_ptr<ProcessGroup> pg, const at::Tensor &token_losses,
+    const at::Tensor &targets) {
+  at::Tensor N = (targets != -100).sum();
+  std::vector<at::Tensor> counts{N};
+  pg->allreduce(counts)->wait();
+  int world_size = pg->getSize();
+  at::Tensor loss = token_losses.sum() * world_size / N.clamp_min(1); // P / N
+  loss.div_(world_size);                                             // then 1/P: 1/N in all
+  std::vector<at::Tensor> tensors{loss};
+  pg->allreduce(tensors)->wait();
 }

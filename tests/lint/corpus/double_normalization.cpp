@@ -67,6 +67,16 @@ double tp_dn_helper_normalizes_then_average(double loss_sum, long n, MPI_Comm co
   return total / size;
 }
 
+double tp_dn_mpi_size_then_sum_after_global_count(double loss_sum, long n, MPI_Comm comm) {
+  long N = 0;
+  MPI_Allreduce(&n, &N, 1, MPI_LONG, MPI_SUM, comm);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  double contribution = N > 0 ? loss_sum / N / size : 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, &contribution, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: double-normalization
+  return contribution;
+}
+
 void tn_dn_sum_reducer_after_global_count(float loss_sum, int n_valid, float *d_loss,
                                           int *d_count, ncclComm_t comm, cudaStream_t stream) {
   int N = 0;

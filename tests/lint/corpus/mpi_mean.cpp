@@ -130,6 +130,16 @@ double tp_mpi_counted_in_a_loop(const double *loss, const bool *keep, int len, M
   return average;
 }
 
+// Divided by the size first, then summed: the same average as summing, then dividing.
+double tp_mpi_divide_by_size_before_sum(double loss_sum, int n_valid, MPI_Comm comm) {
+  int world_size = 1;
+  MPI_Comm_size(comm, &world_size);
+  double loss = loss_sum / n_valid;
+  loss /= world_size;
+  MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  return loss;
+}
+
 double tn_mpi_sum_of_sums_divided_by_all_reduced_count(const std::vector<double> &losses,
                                                        MPI_Comm comm) {
   double local[2] = {0.0, static_cast<double>(losses.size())};
@@ -161,6 +171,29 @@ double tn_mpi_weight_by_n_over_N_after_reducing_counts(double local_mean, int n,
   double contribution = local_mean * weight, global = 0.0;
   MPI_Allreduce(&contribution, &global, 1, MPI_DOUBLE, MPI_SUM, comm);
   return global;
+}
+
+// Weighted by the global count before the SUM: the global mean, whatever each rank holds.
+double tn_mpi_local_sum_over_global_count_before_sum(double loss_sum, long n_valid, MPI_Comm comm) {
+  long N = 0;
+  MPI_Allreduce(&n_valid, &N, 1, MPI_LONG, MPI_SUM, comm);
+  double loss = N > 0 ? loss_sum / N : 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return loss;
+}
+
+// A local mean scaled by P n / N, then divided by the size before the SUM: weights cancel.
+double tn_mpi_scaled_mean_divided_by_size_before_sum(double loss_sum, long n, MPI_Comm comm) {
+  long N = 0;
+  MPI_Allreduce(&n, &N, 1, MPI_LONG, MPI_SUM, comm);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  if (N == 0)
+    return 0.0;
+  double weighted = loss_sum / n * size * n / N;
+  weighted /= size;
+  MPI_Allreduce(MPI_IN_PLACE, &weighted, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return weighted;
 }
 
 double tn_mpi_per_token_losses_with_sum(const std::vector<double> &token_losses, MPI_Comm comm) {

@@ -74,5 +74,30 @@ TEST(Config, ErrorsNameTheProblem) {
   }
 }
 
+// A pattern is compiled and matched by recursive code: one too long to do that within the stack is
+// refused, whatever its shape; back-references need the matcher that recurses per character.
+TEST(Config, NamePatternsTheMatcherCannotRunSafelyAreRefused) {
+  std::string deep = std::string(20000, '(') + "n" + std::string(20000, ')');
+  std::string flat(20000, 'n');
+  for (const std::string &pattern : {deep, flat}) {
+    LintConfig config = LintConfig::defaults();
+    std::string error;
+    EXPECT_FALSE(
+        parseConfig(R"({"count-names": [")" + pattern + R"("]})", "bad.json", config, error));
+    EXPECT_NE(error.find("longer than the 1000 allowed"), std::string::npos) << error;
+    EXPECT_THROW(compileNamePattern(pattern), std::regex_error);
+  }
+  LintConfig config = LintConfig::defaults();
+  std::string error;
+  EXPECT_FALSE(parseConfig(R"({"count-names": ["(n)\\1"]})", "bad.json", config, error));
+  EXPECT_NE(error.find("not a valid regular expression"), std::string::npos) << error;
+}
+
+TEST(Config, NamePatternsMatchNamesOfAnyLength) {
+  std::regex pattern = compileNamePattern(LintConfig::defaults().countNames[1]); // .*count.*
+  EXPECT_TRUE(std::regex_match(std::string(300000, 'x') + "_count", pattern));
+  EXPECT_FALSE(std::regex_match(std::string(300000, 'x'), pattern));
+}
+
 } // namespace
 } // namespace collcheck::lint

@@ -32,13 +32,21 @@ std::string dependsOn(const Value &v, const clang::ASTContext &context) {
   return "a count of this rank's items";
 }
 
-const char *jumpName(const clang::Stmt *jump) {
+std::string jumpName(const clang::Stmt *jump, const clang::ASTContext &context) {
   if (llvm::isa<clang::ContinueStmt>(jump))
     return "continue";
   if (llvm::isa<clang::BreakStmt>(jump))
     return "break";
   if (llvm::isa<clang::CXXThrowExpr>(jump))
     return "throw";
+  if (const auto *call = llvm::dyn_cast<clang::CallExpr>(jump)) {
+    // As written (`std::exit`, not the `::exit` it names), unless a macro hides the spelling.
+    const clang::Expr *callee = call->getCallee();
+    if (callee->getBeginLoc().isFileID())
+      return sourceText(callee, context);
+    if (const clang::FunctionDecl *fn = call->getDirectCallee())
+      return fn->getQualifiedNameAsString();
+  }
   return "return";
 }
 
@@ -54,37 +62,51 @@ void CollectiveNotReachedCheck::onCollective(const CollectiveEvent &event,
   if (!culprit)
     return;
   std::string cond = "'" + sourceText(culprit->condition, context) + "'";
-  std::string why;
+  const char *holds = culprit->negated ? " does not hold" : " holds";
+  std::string dependence = dependsOn(culprit->value, context);
+  std::string why, because = ", which depends on " + dependence;
+  std::string noteText = "this condition differs across ranks: it depends on " + dependence;
   using Kind = ControlDependence::Kind;
   switch (culprit->kind) {
   case Kind::Branch:
-    why = "it is issued only where " + cond + (culprit->negated ? " does not hold" : " holds");
+    why = "it is issued only where " + cond + holds;
     break;
   case Kind::Loop:
-    why = "it is issued once per iteration of a loop bounded by " + cond;
+    if (!culprit->overRange) {
+      why = "it is issued once per iteration of a loop bounded by " + cond;
+      break;
+    }
+    why = "it is issued once per element of " + cond;
+    noteText = "this range's size differs across ranks: ";
+    // The range itself is the count: naming it again as what the size depends on says nothing.
+    if (!culprit->value.rankDerived && culprit->value.countSource.at == culprit->condition) {
+      because = ", whose size is a count of this rank's items";
+      noteText += "it is a count of this rank's items";
+    } else {
+      noteText += "it depends on " + dependence;
+    }
     break;
   case Kind::EarlyExit:
-    why = std::string("ranks where ") + cond + " holds skip it (" + jumpName(culprit->exit) + ")";
+    why = "ranks where " + cond + holds + " skip it (" + jumpName(culprit->exit, context) + ")";
     break;
   case Kind::LoopExit:
-    why = std::string("ranks where ") + cond + " holds leave its loop early (" +
-          jumpName(culprit->exit) + ")";
+    why = "ranks where " + cond + holds + " leave its loop early (" +
+          jumpName(culprit->exit, context) + ")";
     break;
   }
   if (culprit->reordered && culprit->kind == Kind::Branch)
     why = "the branches of " + cond + " issue the same collectives in different orders";
-  Finding f = finding(event.call, "'" + event.name + "' is not reached by every rank: " + why +
-                                      ", which depends on " + dependsOn(culprit->value, context) +
-                                      "; issue it on every rank (a zero contribution is fine) or "
-                                      "make the condition rank-uniform");
-  f.notes.push_back(
-      {culprit->condition->getExprLoc(),
-       "this condition differs across ranks: it depends on " + dependsOn(culprit->value, context)});
+  Finding f =
+      finding(event.call, "'" + event.name + "' is not reached by every rank: " + why + because +
+                              "; issue it on every rank (a zero contribution is fine) or "
+                              "make the condition rank-uniform");
+  f.notes.push_back({culprit->condition->getExprLoc(), noteText});
   if (culprit->exit)
     f.notes.push_back({culprit->exit->getBeginLoc(), "ranks taking this path leave here"});
   const Origin &source =
       culprit->value.rankDerived ? culprit->value.rankSource : culprit->value.countSource;
-  if (source.at)
+  // A count formed by the condition itself (the range of a range-for) has its note already.
+  if (source.at && source.at != culprit->condition)
     addNote(f, source,
             culprit->value.rankDerived ? "the rank is read here"
                                        : "this rank's count is formed here");

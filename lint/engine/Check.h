@@ -60,14 +60,16 @@ struct ControlDependence {
   enum class Kind {
     Branch,    // inside one branch of an if or switch
     Loop,      // inside a loop, which runs as long as `condition` holds
-    EarlyExit, // after a `continue`, `break`, `return` or `throw` taken when `condition` holds
+    EarlyExit, // after a `continue`, `break`, `return`, `throw` or call that never returns
+               // (std::exit, [[noreturn]]) taken when `condition` holds
     LoopExit   // inside a loop that some ranks leave early (break or return under `condition`)
   };
   Kind kind = Kind::Branch;
   const clang::Expr *condition = nullptr;
-  const clang::Stmt *exit = nullptr; // EarlyExit and LoopExit: the jump
+  const clang::Stmt *exit = nullptr; // EarlyExit and LoopExit: the jump, or the call
   Value value;                       // the condition's value
-  bool negated = false;              // Branch: taken where `condition` does not hold
+  bool negated = false;              // taken (Branch) or left (exits) where `condition` fails
+  bool overRange = false;            // Loop: `condition` is the range a range-for walks
   bool balanced = false;             // every path issues the same collectives
   bool reordered = false;            // the paths issue the same collectives in different orders
   unsigned id = 0;

@@ -205,15 +205,27 @@ const NamedDecl *coreDecl(const Expr *e) {
   return nullptr;
 }
 
-// The jump a branch always ends with, if any.
+bool isNoReturnCall(const Expr *e) {
+  const auto *call = dyn_cast_or_null<CallExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
+  if (!call)
+    return false;
+  const FunctionDecl *callee = call->getDirectCallee();
+  return callee && callee->isNoReturn();
+}
+
+// The jump a branch always ends with, if any. A call that never returns (std::exit, std::abort, a
+// [[noreturn]] helper) leaves the function like a return: the ranks taking it never reach what
+// follows, and the others wait for them there.
 const Stmt *findJump(const Stmt *s) {
   if (!s)
     return nullptr;
   if (isa<ReturnStmt, ContinueStmt, BreakStmt, CXXThrowExpr>(s))
     return s;
-  if (const auto *e = dyn_cast<Expr>(s))
-    if (const auto *thr = dyn_cast<CXXThrowExpr>(e->IgnoreParenImpCasts()))
-      return thr;
+  if (const auto *e = dyn_cast<Expr>(s)) {
+    const Expr *bare = e->IgnoreParenImpCasts();
+    if (isa<CXXThrowExpr>(bare) || isNoReturnCall(bare))
+      return bare;
+  }
   if (const auto *block = dyn_cast<CompoundStmt>(s)) {
     for (auto it = block->body_rbegin(); it != block->body_rend(); ++it)
       if (const Stmt *jump = findJump(*it))
@@ -224,14 +236,6 @@ const Stmt *findJump(const Stmt *s) {
     if (branch->getElse() && findJump(branch->getThen()) && findJump(branch->getElse()))
       return findJump(branch->getThen());
   return nullptr;
-}
-
-bool isNoReturnCall(const Expr *e) {
-  const auto *call = dyn_cast_or_null<CallExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
-  if (!call)
-    return false;
-  const FunctionDecl *callee = call->getDirectCallee();
-  return callee && callee->isNoReturn();
 }
 
 std::optional<BinaryOperatorKind> binaryOpFor(OverloadedOperatorKind op, bool &compound) {
@@ -1042,7 +1046,7 @@ private:
       return innermostLoop(false);
     if (isa<BreakStmt>(jump))
       return innermostLoop(true);
-    return nullptr; // return and throw leave the function
+    return nullptr; // return, throw and calls that never return leave the function
   }
 
   // ---- statements ---------------------------------------------------------------------------
@@ -1258,6 +1262,7 @@ private:
       ControlDependence exit = dep;
       exit.kind = ControlDependence::Kind::EarlyExit;
       exit.exit = jump;
+      exit.negated = jump == elseJump; // the ranks leaving are those where the condition fails
       const LoopContext *region = regionOf(jump);
       if (isa<BreakStmt>(jump) && region && region->isSwitch)
         return;
@@ -1445,6 +1450,7 @@ private:
       ControlDependence dep;
       dep.kind = ControlDependence::Kind::Loop;
       dep.condition = range;
+      dep.overRange = true;
       dep.value = elementCount(rangeValue, range, range);
       unsigned id = rangeValue.uniform ? 0 : pushControl(dep);
       unsigned exitId = 0;

@@ -359,6 +359,47 @@ class NestedLoops(unittest.TestCase):
         self.assertEqual(findings(result.stdout), [(5, "uncompensated-mean")])
 
 
+class Messages(unittest.TestCase):
+    def messages(self, body):
+        with tempfile.TemporaryDirectory() as tmp:
+            source = pathlib.Path(tmp) / "messages.cpp"
+            source.write_text("#include <mpi.h>\n#include <cstdlib>\n#include <vector>\n" + body)
+            result = lint(source)
+        self.assertEqual(result.returncode, 1, result.stderr[-2000:])
+        return [line for line in result.stdout.splitlines() if DIAGNOSTIC.match(line)]
+
+    # The range of a range-for is both what bounds the loop and what its count is: said once.
+    def test_range_for_names_its_range_once(self):
+        [message] = self.messages(
+            "void f(std::vector<std::vector<float>> &batches, MPI_Comm comm) {\n"
+            "  for (auto &batch : batches)\n"
+            "    MPI_Allreduce(MPI_IN_PLACE, batch.data(), 1, MPI_FLOAT, MPI_SUM, comm);\n"
+            "}\n")
+        self.assertIn("once per element of 'batches', whose size is a count of this rank's items;",
+                      message)
+        self.assertEqual(message.count("batches"), 1, message)
+
+    def test_call_that_never_returns_is_named(self):
+        [message] = self.messages(
+            "void f(long n_valid, double *g, int len, MPI_Comm comm) {\n"
+            "  if (n_valid == 0)\n"
+            "    std::exit(0);\n"
+            "  MPI_Allreduce(MPI_IN_PLACE, g, len, MPI_DOUBLE, MPI_SUM, comm);\n"
+            "}\n")
+        self.assertIn("ranks where 'n_valid == 0' holds skip it (std::exit)", message)
+
+    def test_exit_on_the_else_side_names_the_ranks_where_the_condition_fails(self):
+        [message] = self.messages(
+            "void f(long n_valid, double *g, int len, MPI_Comm comm) {\n"
+            "  if (n_valid > 0)\n"
+            "    g[0] /= n_valid;\n"
+            "  else\n"
+            "    return;\n"
+            "  MPI_Allreduce(MPI_IN_PLACE, g, len, MPI_DOUBLE, MPI_SUM, comm);\n"
+            "}\n")
+        self.assertIn("ranks where 'n_valid > 0' does not hold skip it (return)", message)
+
+
 class Cuda(unittest.TestCase):
     def test_fallback_declarations(self):
         source = ARGS.source_root / "tests" / "lint" / "corpus" / "cuda_host.cu"

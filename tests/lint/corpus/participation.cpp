@@ -22,6 +22,9 @@ struct Shard {
   std::vector<std::vector<float>> batches;
 };
 
+// Reports a corrupt input and ends the process.
+[[noreturn]] void fail(const char *what);
+
 // This rank's input pipeline: it runs out when this rank's shard does.
 class Loader {
 public:
@@ -144,6 +147,29 @@ void tp_barrier_after_a_throw(long n_valid, MPI_Comm comm) {
   if (n_valid < 0)
     throw "corrupt batch";
   MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_exit_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {
+  if (n_valid == 0)
+    std::exit(0);
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_abort_on_one_rank_before_the_barrier(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    std::fprintf(stderr, "rank 0 gives up\n");
+    std::abort();
+  }
+  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_noreturn_helper_before_the_collective(long n_valid, float *grad, int len,
+                                              ncclComm_t comm, cudaStream_t stream) {
+  if (n_valid < 0)
+    fail("negative batch size");
+  ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
 }
 
 void tp_range_for_over_this_ranks_batches(const std::vector<std::vector<float>> &batches,
@@ -330,4 +356,24 @@ void tn_skip_window_on_every_rank(double loss_sum, long n, MPI_Comm comm) {
     return; // the same decision everywhere
   double total = 0.0;
   MPI_Allreduce(&loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_exit_on_every_rank_when_alone(double *grad, int len, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  if (size == 1)
+    std::exit(0); // the same decision everywhere
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_exit_after_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+  if (n_valid == 0)
+    std::exit(0);
+}
+
+void tn_mpi_abort_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {
+  if (n_valid < 0)
+    MPI_Abort(comm, 1); // ends every rank's process: nobody is left waiting
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
 }

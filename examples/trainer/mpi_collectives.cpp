@@ -16,17 +16,8 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  std::int64_t sumCounts(std::int64_t localCount) override {
-    std::int64_t globalCount = 0;
-    MPI_Allreduce(&localCount, &globalCount, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-    return globalCount;
-  }
-
-  double sumFloatCounts(double localCount) override {
-    double globalCount = 0;
-    MPI_Allreduce(&localCount, &globalCount, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return globalCount;
-  }
+  std::int64_t sumCounts(std::int64_t localCount) override { return sum(localCount, MPI_INT64_T); }
+  double sumFloatCounts(double localCount) override { return sum(localCount, MPI_DOUBLE); }
 
   void reduceGradient(std::vector<double> &gradient, Reducer reducer, double) override {
     if (reducer == Reducer::preMulSum)
@@ -40,6 +31,13 @@ public:
   }
 
 private:
+  // One rank's count, summed over the ranks.
+  template <typename T> static T sum(T local, MPI_Datatype type) {
+    T global = 0;
+    MPI_Allreduce(&local, &global, 1, type, MPI_SUM, MPI_COMM_WORLD);
+    return global;
+  }
+
   int rank_ = 0;
   int size_ = 1;
 };

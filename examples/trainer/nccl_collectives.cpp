@@ -86,25 +86,8 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  std::int64_t sumCounts(std::int64_t localCount) override {
-    DeviceBuffer<std::int64_t> count(1);
-    count.upload(&localCount, stream_);
-    check(ncclAllReduce(count.data(), count.data(), 1, ncclInt64, ncclSum, comm_, stream_),
-          "ncclAllReduce of the valid count");
-    std::int64_t globalCount = 0;
-    count.download(&globalCount, stream_);
-    return globalCount;
-  }
-
-  double sumFloatCounts(double localCount) override {
-    DeviceBuffer<double> count(1);
-    count.upload(&localCount, stream_);
-    check(ncclAllReduce(count.data(), count.data(), 1, ncclFloat64, ncclSum, comm_, stream_),
-          "ncclAllReduce of the valid count");
-    double globalCount = 0;
-    count.download(&globalCount, stream_);
-    return globalCount;
-  }
+  std::int64_t sumCounts(std::int64_t localCount) override { return sum(localCount, ncclInt64); }
+  double sumFloatCounts(double localCount) override { return sum(localCount, ncclFloat64); }
 
   void reduceGradient(std::vector<double> &gradient, Reducer reducer,
                       double preMulSumFactor) override {
@@ -127,6 +110,17 @@ public:
   }
 
 private:
+  // One rank's count, summed over the ranks.
+  template <typename T> T sum(T local, ncclDataType_t type) {
+    DeviceBuffer<T> value(1);
+    value.upload(&local, stream_);
+    check(ncclAllReduce(value.data(), value.data(), 1, type, ncclSum, comm_, stream_),
+          "ncclAllReduce of the valid count");
+    T global = 0;
+    value.download(&global, stream_);
+    return global;
+  }
+
   void check(ncclResult_t result, const char *what) const {
     if (result != ncclSuccess)
       throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(result) + " (" +

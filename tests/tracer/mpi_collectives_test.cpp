@@ -199,13 +199,7 @@ TEST_F(MpiCollectives, MemberListsInWorldRanksAndParents) {
   ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
   for (int r = 0; r < kRanks; ++r) {
     const ProcessTrace &t = traces_[r];
-    std::map<uint64_t, std::vector<int32_t>> members;
-    std::map<uint64_t, uint64_t> sizes;
-    for (const format::Record &c : ofKind(t, Kind::CommCreate))
-      sizes[c.commId] = c.count;
-    for (const format::Record &m : ofKind(t, Kind::CommMembers))
-      for (int i = 0; i < format::kMembersPerRecord && m.seq() + i < sizes[m.commId]; ++i)
-        members[m.commId].push_back(format::memberAt(m, i));
+    std::map<uint64_t, std::vector<int32_t>> members = memberLists(t);
     uint64_t split = createdId(t, format::CommOrigin::Split);
     // Key -rank reverses the order within a color.
     std::vector<int32_t> want;
@@ -309,18 +303,14 @@ TEST(MpiUnwrappedCommunicators, EveryMemberGivesTheSameIdWhateverOrderItFirstUse
   ASSERT_EQ(traces.size(), 4u);
   std::map<std::vector<int32_t>, std::set<uint64_t>> idsByMembers;
   for (const ProcessTrace &t : traces) {
-    std::map<uint64_t, std::vector<int32_t>> members;
-    std::map<uint64_t, uint64_t> sizes;
+    std::map<uint64_t, std::vector<int32_t>> lists = memberLists(t);
+    size_t unknown = 0;
     for (const format::Record &c : ofKind(t, Kind::CommCreate))
-      if (c.op == static_cast<uint8_t>(format::CommOrigin::Unknown))
-        sizes[c.commId] = c.count;
-    for (const format::Record &m : ofKind(t, Kind::CommMembers))
-      if (sizes.count(m.commId))
-        for (int i = 0; i < format::kMembersPerRecord && m.seq() + i < sizes[m.commId]; ++i)
-          members[m.commId].push_back(format::memberAt(m, i));
-    EXPECT_EQ(members.size(), 3u) << t.path << ": the grid, its row and its column";
-    for (const auto &[id, list] : members)
-      idsByMembers[list].insert(id);
+      if (c.op == static_cast<uint8_t>(format::CommOrigin::Unknown)) {
+        idsByMembers[lists[c.commId]].insert(c.commId);
+        ++unknown;
+      }
+    EXPECT_EQ(unknown, 3u) << t.path << ": the grid, its row and its column";
   }
   // The grid (4 members), two rows and two columns (2 members each).
   EXPECT_EQ(idsByMembers.size(), 5u);

@@ -52,6 +52,17 @@ std::vector<format::Record> ofKind(const ProcessTrace &trace, format::Kind kind)
   return out;
 }
 
+std::map<uint64_t, std::vector<int32_t>> memberLists(const ProcessTrace &trace) {
+  std::map<uint64_t, uint64_t> sizes;
+  for (const format::Record &c : ofKind(trace, format::Kind::CommCreate))
+    sizes[c.commId] = c.count;
+  std::map<uint64_t, std::vector<int32_t>> members;
+  for (const format::Record &m : ofKind(trace, format::Kind::CommMembers))
+    for (int i = 0; i < format::kMembersPerRecord && m.seq() + i < sizes[m.commId]; ++i)
+      members[m.commId].push_back(format::memberAt(m, i));
+  return members;
+}
+
 static int status(int raw) {
   if (raw == -1)
     return -1;

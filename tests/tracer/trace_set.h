@@ -5,6 +5,7 @@
 #include "record.h"
 #include "scratch.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ std::vector<ProcessTrace> loadTraces(const std::string &dir);
 // Records of `kind` (or all sequenced kinds when kind is Kind::Count) on communicator `commId`.
 std::vector<format::Record> sequenced(const ProcessTrace &trace, uint64_t commId);
 std::vector<format::Record> ofKind(const ProcessTrace &trace, format::Kind kind);
+// Each communicator's member list in world ranks, from its CommCreate and CommMembers records.
+std::map<uint64_t, std::vector<int32_t>> memberLists(const ProcessTrace &trace);
 
 // Runs `command` through /bin/sh with COLLCHECK_OUTPUT=dir and the preload library in LD_PRELOAD;
 // returns the exit status (or -1 when it could not run).

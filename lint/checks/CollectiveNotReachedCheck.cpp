@@ -50,6 +50,15 @@ std::string jumpName(const clang::Stmt *jump, const clang::ASTContext &context) 
   return "return";
 }
 
+// The jump, and the function it is taken in when that is a callee: "std::exit in 'validate'".
+std::string exitName(const ControlDependence &dep, const clang::ASTContext &context) {
+  std::string name = jumpName(dep.exit, context);
+  if (const auto *call = llvm::dyn_cast_or_null<clang::CallExpr>(dep.via))
+    if (const clang::FunctionDecl *callee = call->getDirectCallee())
+      name += " in '" + callee->getNameAsString() + "'";
+  return name;
+}
+
 } // namespace
 
 void CollectiveNotReachedCheck::onCollective(const CollectiveEvent &event,
@@ -87,11 +96,11 @@ void CollectiveNotReachedCheck::onCollective(const CollectiveEvent &event,
     }
     break;
   case Kind::EarlyExit:
-    why = "ranks where " + cond + holds + " skip it (" + jumpName(culprit->exit, context) + ")";
+    why = "ranks where " + cond + holds + " skip it (" + exitName(*culprit, context) + ")";
     break;
   case Kind::LoopExit:
-    why = "ranks where " + cond + holds + " leave its loop early (" +
-          jumpName(culprit->exit, context) + ")";
+    why = "ranks where " + cond + holds + " leave its loop early (" + exitName(*culprit, context) +
+          ")";
     break;
   }
   if (culprit->reordered && culprit->kind == Kind::Branch)
@@ -101,6 +110,8 @@ void CollectiveNotReachedCheck::onCollective(const CollectiveEvent &event,
                               "; issue it on every rank (a zero contribution is fine) or "
                               "make the condition rank-uniform");
   f.notes.push_back({culprit->condition->getExprLoc(), noteText});
+  if (culprit->via)
+    f.notes.push_back({culprit->via->getExprLoc(), "the ranks leave inside this call"});
   if (culprit->exit)
     f.notes.push_back({culprit->exit->getBeginLoc(), "ranks taking this path leave here"});
   const Origin &source =

@@ -67,6 +67,7 @@ struct ControlDependence {
   Kind kind = Kind::Branch;
   const clang::Expr *condition = nullptr;
   const clang::Stmt *exit = nullptr; // EarlyExit and LoopExit: the jump, or the call
+  const clang::Expr *via = nullptr;  // EarlyExit in a called function: the call leading there
   Value value;                       // the condition's value
   bool negated = false;              // taken (Branch) or left (exits) where `condition` fails
   bool overRange = false;            // Loop: `condition` is the range a range-for walks

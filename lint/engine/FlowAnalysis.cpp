@@ -378,6 +378,7 @@ private:
       callee.state.values[keyOf(definition->getParamDecl(i))] = v;
     }
     runFrame(callee);
+    leaveWithCallee(callee, call);
 
     State final = callee.state;
     if (callee.returnState)
@@ -414,6 +415,35 @@ private:
           frame_->gradients ? join(*frame_->gradients, *callee.gradients) : *callee.gradients;
     Value result = callee.returned ? forCaller(*callee.returned, callee) : Value{};
     return result;
+  }
+
+  // A call that never returns (std::exit, std::abort, a [[noreturn]] helper), taken in `callee`
+  // on some ranks only, ends those ranks' process: what the caller issues after `call` is not
+  // reached by them either. A `return` leaves only the callee, and a `throw` may be caught.
+  void leaveWithCallee(const Frame &callee, const Expr *call) {
+    if (!frame_->state.reachable)
+      return;
+    for (const ActiveControl &c : callee.control) {
+      if (!c.earlyExit || c.region || !isNoReturnCall(dyn_cast_or_null<Expr>(c.dep.exit)))
+        continue;
+      bool known = llvm::any_of(frame_->control, [&](const ActiveControl &a) {
+        return a.earlyExit && a.dep.exit == c.dep.exit;
+      });
+      if (known)
+        continue;
+      ControlDependence leave = c.dep;
+      leave.via = call; // the call in this function: what a finding here points the reader to
+      // Judged in the callee against what it issues after the exit; any collective that meets
+      // this dependence here is one the leaving ranks skip.
+      leave.balanced = leave.reordered = false;
+      // The loops around the call: the leaving ranks miss their later iterations too.
+      ControlDependence loopExit = leave;
+      loopExit.kind = ControlDependence::Kind::LoopExit;
+      for (LoopContext *loop : frame_->loops)
+        if (!loop->isSwitch)
+          loop->varyingExit = loopExit;
+      pushControl(std::move(leave), /*earlyExit=*/true);
+    }
   }
 
   // A value leaving `callee` for its caller: parameter masks become the caller's, and a pending

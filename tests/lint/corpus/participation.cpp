@@ -25,6 +25,25 @@ struct Shard {
 // Reports a corrupt input and ends the process.
 [[noreturn]] void fail(const char *what);
 
+// Ends the process when this rank has nothing to train on: its callers' later collectives are
+// not reached by that rank.
+void exit_when_empty(long n_valid) {
+  if (n_valid == 0)
+    std::exit(0);
+}
+
+// The same, one call further down.
+void validate_batch(long n_valid) {
+  exit_when_empty(n_valid);
+}
+
+// Leaves only itself on an empty batch: its callers go on.
+void skip_when_empty(long n_valid, double *grad) {
+  if (n_valid == 0)
+    return;
+  grad[0] /= n_valid;
+}
+
 // This rank's input pipeline: it runs out when this rank's shard does.
 class Loader {
 public:
@@ -170,6 +189,25 @@ void tp_noreturn_helper_before_the_collective(long n_valid, float *grad, int len
   if (n_valid < 0)
     fail("negative batch size");
   ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_exit_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
+                                                   MPI_Comm comm) {
+  exit_when_empty(n_valid);
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_exit_two_calls_down_before_the_barrier(long n_valid, MPI_Comm comm) {
+  validate_batch(n_valid);
+  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_exit_inside_a_helper_in_a_loop(long n_valid, int steps, double *grad, int len,
+                                       MPI_Comm comm) {
+  for (int step = 0; step < steps; ++step) {
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+    exit_when_empty(n_valid);
+  }
 }
 
 void tp_range_for_over_this_ranks_batches(const std::vector<std::vector<float>> &batches,
@@ -370,6 +408,26 @@ void tn_exit_after_the_collective(long n_valid, double *grad, int len, MPI_Comm 
   MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
   if (n_valid == 0)
     std::exit(0);
+}
+
+void tn_return_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
+                                                     MPI_Comm comm) {
+  skip_when_empty(n_valid, grad); // leaves the helper only
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_exit_inside_a_helper_decided_together(long n_valid, double *grad, int len,
+                                              MPI_Comm comm) {
+  long total = n_valid;
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG, MPI_SUM, comm);
+  exit_when_empty(total); // the same decision everywhere
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_exit_inside_a_helper_after_the_collective(long n_valid, double *grad, int len,
+                                                  MPI_Comm comm) {
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+  exit_when_empty(n_valid);
 }
 
 void tn_mpi_abort_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {

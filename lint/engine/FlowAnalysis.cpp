@@ -2657,8 +2657,10 @@ private:
           input.powers.commSize};
       out.countReduced = {call, coreDecl(dataExpr)};
     } else {
-      out.powers = {0, contribution.reduced,
-                    static_cast<int8_t>(contribution.commSize - (averaging ? 1 : 0))};
+      // An AVG op divides by P here; a PreMulSum's scalar (1/P included) is in the contribution.
+      out.powers = {
+          0, contribution.reduced,
+          static_cast<int8_t>(contribution.commSize - (opKind == ReduceOpKind::Avg ? 1 : 0))};
       out.normalized = input.normalized;
       out.countReduced = input.countReduced;
       out.meanFormed = input.meanFormed;

@@ -112,4 +112,7 @@ TEST(ForkExec, ChildrenGetTheirOwnFileOnlyWhenTheyMakeATracedCall) {
   ASSERT_EQ(child->records.size(), 1u);
   EXPECT_EQ(child->records[0].kind, static_cast<uint8_t>(Kind::WindowBegin));
   EXPECT_EQ(child->records[0].count, 7u);
+  // The child is not its parent's rank: two files claiming one rank would leave it unchecked.
+  EXPECT_EQ(parent->header.worldRank, 0);
+  EXPECT_EQ(child->header.worldRank, -1);
 }

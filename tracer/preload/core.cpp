@@ -39,6 +39,10 @@ namespace {
 COLLCHECK_TLS uint16_t groupCounter = 0;
 
 std::atomic<int32_t> knownWorldRank{-1};
+// A forked child is not its parent's rank, though it inherits the launcher's variables: its file
+// claims no world rank, or the job's files would claim the parent's rank twice (and the analyzer
+// could check neither).
+std::atomic<bool> forkedChild{false};
 
 // --- the trace file -------------------------------------------------------------------------
 
@@ -71,6 +75,8 @@ const char *firstEnv(std::initializer_list<const char *> names) {
 }
 
 int32_t worldRankFromEnvironment() {
+  if (forkedChild.load(std::memory_order_relaxed))
+    return -1;
   const char *value =
       firstEnv({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "RANK"});
   return value ? static_cast<int32_t>(strtol(value, nullptr, 10)) : -1;
@@ -82,6 +88,8 @@ void forgetAfterFork() {
     w->abandon(); // the Writer object itself is leaked: its destructor would touch parent state
   fileState.store(static_cast<int>(FileState::Unopened));
   growthWarned.store(false);
+  knownWorldRank.store(-1);
+  forkedChild.store(true);
 }
 
 void finishAtExit() {

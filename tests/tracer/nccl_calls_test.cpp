@@ -212,3 +212,40 @@ TEST(NcclDeviceCapture, ADriverLoadedAfterTheFirstCaptureIsUsedAtTheNextCall) {
     EXPECT_DOUBLE_EQ(captures[3].auxDouble(), 3.0) << "the NCCL output, copied on the stream";
   }
 }
+
+TEST(NcclOpsAndPlaces, InPlaceBlocksAndEveryLivePreMulSumAreRecordedAlikeOnEveryRank) {
+  // programs/nccl_ops_and_places.cpp: in-place AllGather, ReduceScatter, Gather and Scatter, then
+  // 5,000 live PreMulSum operators (more than the tracer's table holds), operator i scaling by i.
+  constexpr int kOps = 5000;
+  std::string dir = freshDir("nccl_ops_and_places");
+  ASSERT_EQ(
+      runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/nccl_ops_and_places " + std::to_string(kOps),
+                dir),
+      0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const ProcessTrace &t : traces) {
+    for (Kind kind : {Kind::AllGather, Kind::ReduceScatter, Kind::Gather, Kind::Scatter}) {
+      std::vector<format::Record> calls = ofKind(t, kind);
+      ASSERT_EQ(calls.size(), 1u) << t.path;
+      // Gather and Scatter are in place at the root (rank 1) only, as in MPI.
+      bool rooted = kind == Kind::Gather || kind == Kind::Scatter;
+      EXPECT_EQ((calls[0].flags & format::kFlagInPlace) != 0, !rooted || calls[0].commRank == 1)
+          << t.path << ": " << format::kindName(kind) << " on rank " << calls[0].commRank;
+    }
+  }
+  for (const ProcessTrace &t : traces) {
+    std::vector<format::Record> reduces = ofKind(t, Kind::AllReduce);
+    ASSERT_EQ(reduces.size(), static_cast<size_t>(kOps)) << t.path;
+    size_t known = 0;
+    for (size_t i = 0; i < reduces.size(); ++i) {
+      // A full table loses the scalar, never the kind: a `user` op here would differ by rank.
+      ASSERT_EQ(reduces[i].op, static_cast<uint8_t>(ReduceOp::PreMulSum)) << t.path << ": " << i;
+      if (reduces[i].flags & format::kFlagScalarUnknown)
+        continue;
+      EXPECT_EQ(reduces[i].auxDouble(), static_cast<double>(i)) << t.path << ": " << i;
+      ++known;
+    }
+    EXPECT_GE(known, 3500u) << t.path << ": the table holds 4,096 operators";
+  }
+}

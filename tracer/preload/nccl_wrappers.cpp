@@ -116,9 +116,15 @@ bool scalarValue(const void *scalar, ncclDataType_t type, double &out) {
 }
 
 // PreMulSum operators per (communicator, op value): the scalar each collective using it is
-// recorded with. Written when an operator is created (slow path), read lock-free.
-constexpr size_t kOpSlots = 1024;
+// recorded with. Written when an operator is created or destroyed (slow path), read lock-free. A
+// slot is claimed (Filling), filled, then published (Ready); a destroyed operator's slot is left
+// Dead, which lookups pass over and creations reuse, so a job that makes and destroys operators
+// for ever never fills the table.
+constexpr size_t kOpSlots = 4096;
+constexpr size_t kOpProbes = 64;
+enum OpSlotState : uint8_t { kOpEmpty, kOpFilling, kOpReady, kOpDead };
 struct OpSlot {
+  std::atomic<uint8_t> state{kOpEmpty};
   std::atomic<uint64_t> key{0};
   std::atomic<uint64_t> scalarBits{0};
   std::atomic<bool> scalarKnown{false};
@@ -126,37 +132,59 @@ struct OpSlot {
 OpSlot premulOps[kOpSlots];
 
 uint64_t opKey(ncclComm_t comm, ncclRedOp_t op) {
-  return mix64(reinterpret_cast<uintptr_t>(comm)) ^ static_cast<uint64_t>(op) ^ 1;
+  return mix64(reinterpret_cast<uintptr_t>(comm)) ^ static_cast<uint64_t>(op);
 }
 
-const OpSlot *findOp(ncclComm_t comm, ncclRedOp_t op) {
+OpSlot *findOp(ncclComm_t comm, ncclRedOp_t op) {
   uint64_t key = opKey(comm, op);
   size_t i = key & (kOpSlots - 1);
-  for (size_t probe = 0; probe < 32; ++probe, i = (i + 1) & (kOpSlots - 1)) {
-    uint64_t k = premulOps[i].key.load(std::memory_order_acquire);
-    if (k == key)
-      return &premulOps[i];
-    if (k == 0)
+  for (size_t probe = 0; probe < kOpProbes; ++probe, i = (i + 1) & (kOpSlots - 1)) {
+    uint8_t state = premulOps[i].state.load(std::memory_order_acquire);
+    if (state == kOpEmpty)
       return nullptr;
+    if (state == kOpReady && premulOps[i].key.load(std::memory_order_relaxed) == key)
+      return &premulOps[i];
   }
   return nullptr;
 }
 
 void rememberOp(ncclComm_t comm, ncclRedOp_t op, bool known, double scalar) {
   uint64_t key = opKey(comm, op);
+  uint64_t bits;
+  std::memcpy(&bits, &scalar, sizeof bits);
+  // NCCL hands out an op value again once it was destroyed; one not destroyed through the tracer
+  // (made before it was loaded) may still hold a slot: it is refilled in place.
+  OpSlot *slot = findOp(comm, op);
   size_t i = key & (kOpSlots - 1);
-  for (size_t probe = 0; probe < 32; ++probe, i = (i + 1) & (kOpSlots - 1)) {
-    uint64_t k = premulOps[i].key.load(std::memory_order_acquire);
-    if (k != key && k != 0)
-      continue;
-    uint64_t bits;
-    std::memcpy(&bits, &scalar, sizeof bits);
-    premulOps[i].scalarBits.store(bits, std::memory_order_relaxed);
-    premulOps[i].scalarKnown.store(known, std::memory_order_relaxed);
-    uint64_t expected = 0;
-    if (k == key || premulOps[i].key.compare_exchange_strong(expected, key))
-      return;
+  for (size_t probe = 0; !slot && probe < kOpProbes; ++probe, i = (i + 1) & (kOpSlots - 1)) {
+    uint8_t state = premulOps[i].state.load(std::memory_order_acquire);
+    if ((state == kOpEmpty || state == kOpDead) &&
+        premulOps[i].state.compare_exchange_strong(state, kOpFilling))
+      slot = &premulOps[i];
   }
+  if (!slot)
+    return; // full: its collectives are recorded as PreMulSum with the scalar unknown
+  slot->state.store(kOpFilling, std::memory_order_relaxed);
+  slot->key.store(key, std::memory_order_relaxed);
+  slot->scalarBits.store(bits, std::memory_order_relaxed);
+  slot->scalarKnown.store(known, std::memory_order_relaxed);
+  slot->state.store(kOpReady, std::memory_order_release);
+}
+
+void forgetOp(ncclComm_t comm, ncclRedOp_t op) {
+  if (OpSlot *slot = findOp(comm, op))
+    slot->state.store(kOpDead, std::memory_order_release);
+}
+
+// In place, for the calls whose one buffer holds every rank's block (AllGather, ReduceScatter, and
+// Gather and Scatter at the root): the other buffer is block `index` of it, `count` elements each.
+void markBlockInPlace(Record &rec, const void *block, const void *whole, int64_t index,
+                      size_t count, ncclDataType_t type) {
+  uint32_t bytes = format::dataTypeSize(mapDataType(type));
+  if (index >= 0 && block && whole && bytes &&
+      static_cast<const char *>(block) ==
+          static_cast<const char *>(whole) + static_cast<size_t>(index) * count * bytes)
+    rec.flags |= format::kFlagInPlace;
 }
 
 void fillData(Record &rec, const void *sendbuff, const void *recvbuff, size_t count,
@@ -193,8 +221,15 @@ void fillReduction(Record &rec, ncclComm_t comm, const void *sendbuff, const voi
   }
   const OpSlot *slot = findOp(comm, op);
   if (!slot) {
-    rec.op = static_cast<uint8_t>(ReduceOp::User);
-    rec.aux = static_cast<uint64_t>(op);
+    // Every op value past the built-in ones is a PreMulSum (NCCL makes no other kind), whether
+    // its creation was seen or not: only its scalar is unknown here.
+    bool created = static_cast<int>(op) >= static_cast<int>(ncclNumOps) &&
+                   static_cast<int>(op) <= static_cast<int>(ncclMaxRedOp);
+    rec.op = static_cast<uint8_t>(created ? ReduceOp::PreMulSum : ReduceOp::User);
+    if (created)
+      rec.flags |= format::kFlagScalarUnknown;
+    else
+      rec.aux = static_cast<uint64_t>(op);
     return;
   }
   rec.op = static_cast<uint8_t>(ReduceOp::PreMulSum);
@@ -468,6 +503,8 @@ COLLCHECK_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *sc
 COLLCHECK_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   COLLCHECK_NCCL_REAL(ncclRedOpDestroy)
   CallScope scope;
+  if (scope.outermost())
+    forgetOp(comm, op);
   if (scope.outermost())
     if (Record *r = beginCall(format::Kind::RedOpDestroy, nullptr)) {
       CommState *state = commOf(comm);

@@ -317,3 +317,46 @@ TEST(MpiUnwrappedCommunicators, EveryMemberGivesTheSameIdWhateverOrderItFirstUse
   for (const auto &[list, ids] : idsByMembers)
     EXPECT_EQ(ids.size(), 1u) << "members " << ::testing::PrintToString(list);
 }
+
+TEST(MpiCommunicatorLifecycle, CreateGroupTwiceAndAnAddressReusedAfterADisconnectKeepTheirIds) {
+  // programs/mpi_comm_lifecycle.c: two communicators from MPI_Comm_create_group with one group
+  // and tag; a split ended by MPI_Comm_disconnect, then a Cartesian grid (met in a call).
+  std::string dir = freshDir("mpi_comm_lifecycle");
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_comm_lifecycle >/dev/null", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  std::set<std::vector<uint64_t>> groupIds; // each rank's, in creation order
+  for (const ProcessTrace &t : traces) {
+    std::vector<uint64_t> created, split, grid;
+    for (const format::Record &c : ofKind(t, Kind::CommCreate)) {
+      auto origin = static_cast<format::CommOrigin>(c.op);
+      if (origin == format::CommOrigin::CreateGroup)
+        created.push_back(c.commId);
+      else if (origin == format::CommOrigin::Split)
+        split.push_back(c.commId);
+      else if (origin == format::CommOrigin::Unknown)
+        grid.push_back(c.commId);
+    }
+    ASSERT_EQ(created.size(), 2u) << t.path;
+    EXPECT_NE(created[0], created[1]) << t.path << ": one group and tag, two communicators";
+    EXPECT_EQ(sequenced(t, created[0]).size(), 2u) << t.path;
+    EXPECT_EQ(sequenced(t, created[1]).size(), 1u) << t.path;
+    groupIds.insert(created);
+    ASSERT_EQ(split.size(), 1u) << t.path;
+    ASSERT_EQ(grid.size(), 1u) << t.path << ": the grid is a communicator of its own";
+    EXPECT_EQ(sequenced(t, split[0]).size(), 1u) << t.path << ": nothing after the disconnect";
+    EXPECT_EQ(sequenced(t, grid[0]).size(), 1u) << t.path;
+    size_t disconnects = 0;
+    for (const format::Record &r : ofKind(t, Kind::CommRelease))
+      if (r.op == static_cast<uint8_t>(format::CommReleaseHow::Disconnect)) {
+        EXPECT_EQ(r.commId, split[0]) << t.path;
+        ++disconnects;
+      }
+    EXPECT_EQ(disconnects, 1u) << t.path;
+  }
+  EXPECT_EQ(groupIds.size(), 1u) << "every member gives the two communicators the same ids";
+#ifdef COLLCHECK_TOOL
+  EXPECT_EQ(runPlain(std::string(COLLCHECK_TOOL) + " analyze --quiet " + dir), 0)
+      << "a correct program";
+#endif
+}

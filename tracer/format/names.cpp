@@ -36,7 +36,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(CommOrigin::Count)> k
     "nccl_init_rank", "nccl_init_all", "nccl_split",   "nccl_shrink"};
 
 constexpr std::array<std::string_view, static_cast<size_t>(CommReleaseHow::Count)> kReleases = {
-    "free", "nccl_destroy", "nccl_abort", "nccl_finalize"};
+    "free", "nccl_destroy", "nccl_abort", "nccl_finalize", "disconnect"};
 
 constexpr std::array<std::string_view, static_cast<size_t>(LossNormalization::Count)> kNorms = {
     "unknown", "local_mean", "global_mean", "sum", "multiplier"};

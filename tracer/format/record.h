@@ -109,7 +109,14 @@ enum class CommOrigin : uint8_t {
 };
 std::string_view commOriginName(CommOrigin origin);
 
-enum class CommReleaseHow : uint8_t { Free = 0, NcclDestroy, NcclAbort, NcclFinalize, Count };
+enum class CommReleaseHow : uint8_t {
+  Free = 0,
+  NcclDestroy,
+  NcclAbort,
+  NcclFinalize,
+  Disconnect, // MPI_Comm_disconnect
+  Count
+};
 std::string_view commReleaseName(CommReleaseHow how);
 
 // How the local loss was normalized before the gradient reduction (Normalization records, op).

@@ -118,14 +118,16 @@ DataType nameToType(MPI_Datatype type) {
   return DataType::Unknown;
 }
 
-// Communicators first met in a call, counted per member list: every member sees the same list, so
-// communicators with different lists (the rows and the columns of a Cartesian grid) get the same
-// ids on every member whatever order each process first uses them in. Only communicators with the
-// same members must be first used in the same order everywhere.
-std::mutex unknownCommsMutex;
-std::map<uint64_t, uint64_t> unknownCommsByMembers; // hash of the member list -> count so far
+std::mutex ordinalsMutex;
+std::map<uint64_t, uint64_t> ordinalsByMembers; // hash of the member list and key -> count so far
 
 } // namespace
+
+uint64_t ordinalAmongMembers(std::span<const int32_t> members, uint64_t key) {
+  uint64_t hash = hashBytes(members.data(), members.size() * sizeof(int32_t), mix64(key));
+  std::lock_guard<std::mutex> lock(ordinalsMutex);
+  return ordinalsByMembers[hash]++;
+}
 
 namespace detail {
 COLLCHECK_TLS uintptr_t lastTypeHandle = 0;
@@ -241,12 +243,7 @@ CommState *commOfSlow(MPI_Comm comm) {
     return nullptr;
   // Slow path: a communicator the tracer did not see created.
   std::vector<int32_t> members = worldMembers(comm);
-  uint64_t ordinal;
-  {
-    std::lock_guard<std::mutex> lock(unknownCommsMutex);
-    ordinal =
-        unknownCommsByMembers[hashBytes(members.data(), members.size() * sizeof(int32_t), 0)]++;
-  }
+  uint64_t ordinal = ordinalAmongMembers(members, 0);
   uint64_t id = childCommId(0, ordinal, CommOrigin::Unknown, 0, members);
   CommState *state = registerMpiComm(comm, id);
   if (state)

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "resolve.h"
 
+#include <span>
 #include <vector>
 
 namespace collcheck::tracer::mpi {
@@ -60,6 +61,14 @@ inline CommState *commOf(MPI_Comm comm) {
 }
 // World ranks of the members of `comm`, in comm rank order (local calls only: group translation).
 std::vector<int32_t> worldMembers(MPI_Comm comm);
+
+// How many communicators with this member list and `key` this process met before: an ordinal every
+// member computes alike where the parent's creation count is not shared by all of them. Used for
+// communicators first met in a call (key 0) and for MPI_Comm_create_group, which only the group's
+// members call. Communicators with different lists (the rows and the columns of a Cartesian grid)
+// then get the same ids on every member whatever order each process meets them in; only those with
+// the same members and key must come in the same order everywhere.
+uint64_t ordinalAmongMembers(std::span<const int32_t> members, uint64_t key);
 
 // Registers and records a communicator created by `origin` from `parent`. Safe for MPI_COMM_NULL
 // results (nothing is registered, the parent's creation ordinal still advances as on every member).

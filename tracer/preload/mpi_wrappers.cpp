@@ -274,7 +274,8 @@ COLLCHECK_COMM_CREATOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *n
                        (comm, group, newcomm), comm, *newcomm, Create, -1)
 
 // MPI_Comm_create_group is collective over the group only, so the parent's creation ordinal would
-// differ between members and non-members: its id comes from the member list and the tag instead.
+// differ between members and non-members: its id comes from the member list, the parent and the
+// tag instead, with an ordinal among those (the same group and tag may be used again).
 COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                            MPI_Comm *newcomm) {
   static RealFunction<decltype(&PMPI_Comm_create_group)> resolved("PMPI_Comm_create_group");
@@ -287,28 +288,49 @@ COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int t
     CommState *parent = commOf(comm);
     std::vector<int32_t> members = worldMembers(*newcomm);
     uint64_t parentId = parent ? parent->id : 0;
-    uint64_t id = childCommId(parentId, 0, format::CommOrigin::CreateGroup, tag, members);
+    uint64_t ordinal = ordinalAmongMembers(
+        members, mix64(parentId ^ mix64(static_cast<uint64_t>(static_cast<uint32_t>(tag)) + 1)));
+    uint64_t id = childCommId(parentId, ordinal, format::CommOrigin::CreateGroup, tag, members);
     int rank = -1, size = -1;
     COLLCHECK_PMPI(MPI_Comm_rank)(*newcomm, &rank);
     COLLCHECK_PMPI(MPI_Comm_size)(*newcomm, &size);
     if (CommState *state = registerComm(reinterpret_cast<uintptr_t>(*newcomm), id, rank, size))
-      recordCommCreate(*state, parentId, format::CommOrigin::CreateGroup, tag, 0, members, 0);
+      recordCommCreate(*state, parentId, format::CommOrigin::CreateGroup, tag, ordinal, members, 0);
   }
   return rc;
 }
+
+namespace {
+
+// MPI_Comm_free and MPI_Comm_disconnect end a communicator's life: its release is recorded, and its
+// handle forgotten, so that a communicator the library later gives the same address is registered
+// afresh instead of being taken for the dead one.
+int releaseMpiComm(int (*real)(MPI_Comm *), MPI_Comm *comm, format::CommReleaseHow how) {
+  CallScope scope;
+  MPI_Comm handle = comm ? *comm : nullComm();
+  if (scope.outermost())
+    if (CommState *state = findComm(reinterpret_cast<uintptr_t>(handle)))
+      recordCommRelease(*state, how, 0);
+  int rc = real(comm);
+  if (rc == MPI_SUCCESS && scope.outermost())
+    releaseComm(reinterpret_cast<uintptr_t>(handle));
+  return rc;
+}
+
+} // namespace
 
 COLLCHECK_EXPORT int MPI_Comm_free(MPI_Comm *comm) {
   static RealFunction<decltype(&PMPI_Comm_free)> resolved("PMPI_Comm_free");
   const auto real = resolved.get();
   if (!real)
     return missingReal("PMPI_Comm_free not found");
-  CallScope scope;
-  MPI_Comm handle = comm ? *comm : nullComm();
-  if (scope.outermost())
-    if (CommState *state = findComm(reinterpret_cast<uintptr_t>(handle)))
-      recordCommRelease(*state, format::CommReleaseHow::Free, 0);
-  int rc = real(comm);
-  if (rc == MPI_SUCCESS && scope.outermost())
-    releaseComm(reinterpret_cast<uintptr_t>(handle));
-  return rc;
+  return releaseMpiComm(real, comm, format::CommReleaseHow::Free);
+}
+
+COLLCHECK_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm) {
+  static RealFunction<decltype(&PMPI_Comm_disconnect)> resolved("PMPI_Comm_disconnect");
+  const auto real = resolved.get();
+  if (!real)
+    return missingReal("PMPI_Comm_disconnect not found");
+  return releaseMpiComm(real, comm, format::CommReleaseHow::Disconnect);
 }

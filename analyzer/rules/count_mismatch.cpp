@@ -53,6 +53,10 @@ private:
       const format::Record *rec = e.records[r];
       if (!rec || !issued(e.presence[r]))
         return; // with a rank missing the totals are undecidable
+      // A derived datatype's record carries its size in bytes where the totals would be: they are
+      // not known, and the bytes alone do not say how the other side counts them.
+      if (rec->flags & format::kFlagDerivedSize)
+        return;
       mixedTypes = mixedTypes || rec->dataType != e.reference.dataType;
       uniformAux = uniformAux && rec->aux == e.reference.aux;
       counts += rec->count;

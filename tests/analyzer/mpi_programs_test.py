@@ -100,6 +100,7 @@ def main():
         assert report["summary"]["collectives_checked"] > 0
 
     case("correct_uniform", "correct_uniform", [], 60, False, expect_clean)
+    case("correct_derived_counts", "correct_derived_counts", [], 60, False, expect_clean)
 
     def missing(status, report):
         found = of(report, "missing-participant")

@@ -30,11 +30,13 @@ public:
                                          std::to_string(sender) + ">" + std::to_string(receiver));
       return;
     }
-    if (e.otherSide == Presence::NoTrace)
-      return; // the peer's trace is missing: the incomplete-trace finding says so
     const format::Record &call = e.send ? *e.send : *e.recv;
-    Finding f = ctx.make(id(), e.comm, call);
     bool outOfRange = call.peer < 0 || call.peer >= e.comm.size;
+    // A peer whose trace is missing: the incomplete-trace finding says so. A peer the
+    // communicator does not have has no trace either, and no finding but this one.
+    if (e.otherSide == Presence::NoTrace && !outOfRange)
+      return;
+    Finding f = ctx.make(id(), e.comm, call);
     if (e.send)
       f.message = "rank " + std::to_string(sender) + " sends " + size(call) + " to rank " +
                   std::to_string(e.comm.nameOf(e.receiver)) + " on " + e.comm.label +

@@ -328,6 +328,26 @@ TEST(Matcher, SendRecvSizeMismatchAndUnmatchedSend) {
       << a.describe();
 }
 
+TEST(Matcher, SendToARankTheCommunicatorDoesNotHaveIsReported) {
+  std::string dir = freshDir("p2p-out-of-range");
+  constexpr uint64_t kNccl = 0x9998;
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back(r, 2);
+    ranks.back().ncclComm(kNccl, r, 2);
+  }
+  ranks[0].send(kNccl, 5, 16).finalize(); // a communicator of 2 has no rank 5
+  ranks[1].finalize();
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  auto p2p = a.of("send-recv-mismatch");
+  ASSERT_EQ(p2p.size(), 1u) << a.describe();
+  EXPECT_NE(p2p[0].message.find("rank 0 sends 16 x float32 to rank 5"), std::string::npos)
+      << a.describe();
+  EXPECT_NE(p2p[0].message.find("a rank the communicator does not have"), std::string::npos)
+      << a.describe();
+}
+
 TEST(Matcher, VariableCountTotalsMustAddUp) {
   std::string dir = freshDir("gatherv");
   std::vector<RankTrace> ranks;

@@ -5,6 +5,7 @@
 #include <span>
 
 #include <algorithm>
+#include <map>
 
 namespace collcheck::analyzer {
 namespace {
@@ -299,25 +300,33 @@ void CommAligner::slowStep(StreamStatus &status, EventSink &sink) {
   }
 
   if (anyExtra) {
-    // Calls only some ranks issued: report and drop them, then look at this position again.
+    // Calls only some ranks issued: report and drop them, then look at this position again. One
+    // event per call: a rank's k-th extra call of a signature goes with every other rank's k-th
+    // of it, so that N repeated extras are N events (one finding with its count and seq range).
     std::vector<ExtraEvent> events;
+    std::map<std::pair<size_t, size_t>, size_t> eventOf; // (signature, occurrence) -> event
+    std::vector<format::Record> signatures;
     std::vector<bool> extraRank(count, false);
     for (size_t r = 0; r < count; ++r) {
       if (explanations[r].move != Move::Extra)
         continue;
       extraRank[r] = true;
+      std::vector<size_t> occurrences(signatures.size(), 0);
       for (size_t i = 0; i < explanations[r].length; ++i) {
         const format::Record &call = members_[r].queue.at(i);
         if (isHole(call))
           continue;
-        auto known = std::find_if(events.begin(), events.end(),
-                                  [&](const ExtraEvent &e) { return sameSignature(e.call, call); });
-        if (known == events.end()) {
+        size_t sig = static_cast<size_t>(
+            std::find_if(signatures.begin(), signatures.end(),
+                         [&](const format::Record &s) { return sameSignature(s, call); }) -
+            signatures.begin());
+        if (sig == signatures.size())
+          signatures.push_back(call);
+        occurrences.resize(signatures.size(), 0);
+        auto [at, added] = eventOf.try_emplace({sig, occurrences[sig]++}, events.size());
+        if (added)
           events.push_back({comm_, call, {}, {}});
-          known = events.end() - 1;
-        }
-        if (known->issuedBy.empty() || known->issuedBy.back() != static_cast<int32_t>(r))
-          known->issuedBy.push_back(static_cast<int32_t>(r));
+        events[at->second].issuedBy.push_back(static_cast<int32_t>(r));
       }
     }
     for (ExtraEvent &e : events) {

@@ -112,6 +112,28 @@ TEST(Matcher, ExtraCollectiveOnOneRank) {
   EXPECT_EQ(a.findings.size(), 1u) << a.describe();
 }
 
+TEST(Matcher, RepeatedExtraCollectivesAreOneFindingWithTheirCountAndRange) {
+  std::string dir = freshDir("extra-repeated");
+  auto ranks = uniformJob(3, {});
+  for (auto &t : ranks) {
+    t.records.pop_back();
+    t.returned.pop_back();
+    t.repeat(allreduce(64), 2);
+    if (t.worldRank() == 0)
+      t.repeat(barrier(), 7); // seq 2 to 8 on rank 0 only
+    t.repeat(allreduce(64), 2).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  auto missing = a.of("missing-participant");
+  ASSERT_EQ(missing.size(), 1u) << a.describe();
+  EXPECT_EQ(missing[0].repeats, 7u) << a.describe();
+  EXPECT_EQ(missing[0].firstSeq, 2u) << a.describe();
+  EXPECT_EQ(missing[0].lastSeq, 8u) << a.describe();
+  EXPECT_EQ(ranksOf(missing[0], "issued"), (std::vector<int32_t>{0}));
+  EXPECT_EQ(a.findings.size(), 1u) << a.describe();
+}
+
 TEST(Matcher, RepeatedMismatchIsOneFindingWithCountAndRange) {
   std::string dir = freshDir("repeat");
   std::vector<RankTrace> ranks;

@@ -360,3 +360,23 @@ TEST(MpiCommunicatorLifecycle, CreateGroupTwiceAndAnAddressReusedAfterADisconnec
       << "a correct program";
 #endif
 }
+
+TEST(MpiIntercommunicators, CountArraysAreReadOverTheRemoteGroup) {
+  // programs/mpi_intercomm.c: world rank 0 against world ranks 1-2; every count is 3.
+  std::string dir = freshDir("mpi_intercomm");
+  ASSERT_EQ(runTraced(mpirun(3) + COLLCHECK_PROGRAM_DIR "/mpi_intercomm", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 3u);
+  for (const ProcessTrace &t : traces) {
+    uint64_t remote = t.header.worldRank == 0 ? 2 : 1;
+    std::vector<format::Record> all = ofKind(t, Kind::AllGatherv);
+    ASSERT_EQ(all.size(), 1u) << t.path;
+    EXPECT_EQ(all[0].count, 3u) << t.path;
+    EXPECT_EQ(all[0].aux, 3 * remote) << t.path << ": the totals of the remote group";
+    std::vector<format::Record> gathered = ofKind(t, Kind::Gatherv);
+    ASSERT_EQ(gathered.size(), 1u) << t.path;
+    // The root's side (MPI_ROOT) expects 3 from each of the 2 remote members; the senders' side
+    // has no receive counts.
+    EXPECT_EQ(gathered[0].aux, t.header.worldRank == 0 ? 6u : 0u) << t.path;
+  }
+}

@@ -40,6 +40,8 @@ struct CommState {
   uint64_t id = 0;
   int32_t rank = -1;
   int32_t size = -1;
+  // An MPI intercommunicator's remote group size, the length of its count arrays (-1: not one).
+  int32_t remoteSize = -1;
   std::atomic<uint64_t> nextSeq{0};
   std::atomic<uint64_t> creations{0}; // communicators created from this one, in call order
 };

@@ -230,10 +230,17 @@ std::vector<int32_t> worldMembers(MPI_Comm comm) {
 namespace {
 
 CommState *registerMpiComm(MPI_Comm comm, uint64_t id) {
-  int rank = -1, size = -1;
+  int rank = -1, size = -1, inter = 0;
   COLLCHECK_PMPI(MPI_Comm_rank)(comm, &rank);
   COLLCHECK_PMPI(MPI_Comm_size)(comm, &size);
-  return registerComm(reinterpret_cast<uintptr_t>(comm), id, rank, size);
+  COLLCHECK_PMPI(MPI_Comm_test_inter)(comm, &inter);
+  int remote = -1;
+  if (inter)
+    COLLCHECK_PMPI(MPI_Comm_remote_size)(comm, &remote);
+  CommState *state = registerComm(reinterpret_cast<uintptr_t>(comm), id, rank, size);
+  if (state) // before any call on it can be recorded: the handle is new to this process
+    state->remoteSize = remote;
+  return state;
 }
 
 } // namespace

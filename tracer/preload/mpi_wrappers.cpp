@@ -58,16 +58,26 @@ void fillRecvSide(Record &rec, const void *recvbuf, int recvcount, MPI_Datatype 
   }
 }
 
-uint64_t total(const int counts[], const CommState *comm) {
+// The length of a v-collective's count arrays: the group the counts are exchanged with, which is
+// the remote group of an intercommunicator.
+int peers(const CommState *comm) { return comm->remoteSize >= 0 ? comm->remoteSize : comm->size; }
+
+uint64_t total(const int counts[], const CommState *comm, bool localGroup = false) {
   uint64_t sum = 0;
   if (counts && comm)
-    for (int i = 0; i < comm->size; ++i)
+    for (int i = 0, n = localGroup ? comm->size : peers(comm); i < n; ++i)
       sum += static_cast<uint64_t>(counts[i] > 0 ? counts[i] : 0);
   return sum;
 }
 
+// Whether the root's arguments are valid here: everywhere for calls without a root (-1), at the
+// root itself, and on an intercommunicator only where MPI_ROOT is passed (MPI_PROC_NULL elsewhere).
 bool significantHere(const CommState *comm, int root) {
-  return root < 0 || (comm && comm->rank == root);
+  if (root == -1)
+    return true;
+  if (comm && comm->remoteSize >= 0)
+    return root == MPI_ROOT;
+  return comm && comm->rank == root;
 }
 
 void fillGatherv(Record &rec, const CommState *comm, const void *sendbuf, int sendcount,
@@ -102,7 +112,7 @@ void fillAlltoallv(Record &rec, const CommState *comm, const void *sendbuf, cons
 uint64_t bytes(const int counts[], const MPI_Datatype types[], const CommState *comm) {
   uint64_t sum = 0;
   if (counts && types && comm)
-    for (int i = 0; i < comm->size; ++i)
+    for (int i = 0; i < peers(comm); ++i)
       sum += static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(typeSize(types[i]));
   return sum;
 }
@@ -124,7 +134,7 @@ void fillReduceScatter(Record &rec, const CommState *comm, const void *sendbuf,
   int own = comm && recvcounts ? recvcounts[comm->rank] : 0;
   fillReduction(rec, sendbuf, own, type, op, -1);
   if (rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
-    rec.aux = total(recvcounts, comm);
+    rec.aux = total(recvcounts, comm, /*localGroup=*/true); // one count per member
 }
 
 int missingReal(const char *name) {

@@ -269,15 +269,16 @@ TEST(MpiDatatypes, EveryNamedTypeKeepsItsMappingWhenCached) {
   // call after the first pass is mapped from the tracer's handle cache, so one type's entry
   // overwriting another's shows here as the wrong type on a later pass.
   const std::vector<DataType> types = {
-      DataType::Char,    DataType::Int8,    DataType::Uint8,      DataType::Byte,
-      DataType::Int16,   DataType::Uint16,  DataType::Int32,      DataType::Uint32,
-      DataType::Int64,   DataType::Uint64,  DataType::Int64,      DataType::Uint64,
-      DataType::Float32, DataType::Float64, DataType::LongDouble, DataType::Int8,
-      DataType::Uint8,   DataType::Int16,   DataType::Uint16,     DataType::Int32,
-      DataType::Uint32,  DataType::Int64,   DataType::Uint64,     DataType::Bool,
-      DataType::Int32,   DataType::Int64,   DataType::Int64,      DataType::Int64,
-      DataType::Pair,    DataType::Pair,    DataType::Pair,       DataType::Pair,
-      DataType::Pair,    DataType::Pair};
+      DataType::Char,        DataType::Int8,      DataType::Uint8,      DataType::Byte,
+      DataType::Int16,       DataType::Uint16,    DataType::Int32,      DataType::Uint32,
+      DataType::Int64,       DataType::Uint64,    DataType::Int64,      DataType::Uint64,
+      DataType::Float32,     DataType::Float64,   DataType::LongDouble, DataType::Int8,
+      DataType::Uint8,       DataType::Int16,     DataType::Uint16,     DataType::Int32,
+      DataType::Uint32,      DataType::Int64,     DataType::Uint64,     DataType::Bool,
+      DataType::Int32,       DataType::Int64,     DataType::Int64,      DataType::Int64,
+      DataType::Pair,        DataType::Pair,      DataType::Pair,       DataType::Pair,
+      DataType::Pair,        DataType::Pair,      DataType::Complex32,  DataType::Complex64,
+      DataType::ComplexLong, DataType::Complex32, DataType::Complex64};
   std::string dir = freshDir("mpi_types");
   ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_types", dir), 0);
   std::vector<ProcessTrace> traces = loadTraces(dir);

@@ -62,6 +62,10 @@ enum class DataType : uint8_t {
   Pair,    // MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT ... (MAXLOC/MINLOC pairs)
   Derived, // an MPI derived type: compared by its size in bytes (Record::flags kDerivedSize)
   Unknown,
+  // Added after Unknown, so that the values before keep their meaning in older traces.
+  Complex32,   // MPI_C_FLOAT_COMPLEX, MPI_CXX_FLOAT_COMPLEX, MPI_COMPLEX: two float32
+  Complex64,   // MPI_C_DOUBLE_COMPLEX, MPI_CXX_DOUBLE_COMPLEX, MPI_DOUBLE_COMPLEX: two float64
+  ComplexLong, // MPI_C_LONG_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX: two long doubles
   Count
 };
 std::string_view dataTypeName(DataType type);

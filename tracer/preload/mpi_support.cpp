@@ -88,6 +88,15 @@ constexpr TypeName kTypes[] = {
     {"MPI_2INT", DataType::Pair},
     {"MPI_SHORT_INT", DataType::Pair},
     {"MPI_LONG_DOUBLE_INT", DataType::Pair},
+    {"MPI_C_COMPLEX", DataType::Complex32},
+    {"MPI_C_FLOAT_COMPLEX", DataType::Complex32},
+    {"MPI_CXX_FLOAT_COMPLEX", DataType::Complex32},
+    {"MPI_COMPLEX", DataType::Complex32},
+    {"MPI_C_DOUBLE_COMPLEX", DataType::Complex64},
+    {"MPI_CXX_DOUBLE_COMPLEX", DataType::Complex64},
+    {"MPI_DOUBLE_COMPLEX", DataType::Complex64},
+    {"MPI_C_LONG_DOUBLE_COMPLEX", DataType::ComplexLong},
+    {"MPI_CXX_LONG_DOUBLE_COMPLEX", DataType::ComplexLong},
 };
 
 // Named (predefined) datatypes are never freed, so their mapping is cached by handle. Lock-free

@@ -194,8 +194,21 @@ void fillFactors(GradientCheck &c) {
 
 Outcome decide(GradientCheck &c) {
   if (c.countSource == CountSource::None) {
-    c.unverifiedReason = "no valid counts: neither declared (collcheck_annotate_valid_count) nor "
-                         "carried by a count all-reduce before it";
+    // Declared by some ranks only (a rank that declared nothing here, or whose trace is missing):
+    // say which, rather than that nobody declared.
+    std::vector<int32_t> declaring, silent;
+    for (const RankTerm &t : c.terms)
+      (t.declared && t.declared->countRecords > 0 ? declaring : silent)
+          .push_back(t.worldRank >= 0 ? t.worldRank : t.commRank);
+    if (!declaring.empty() && !silent.empty() && !c.window->inferred)
+      c.unverifiedReason = "no valid counts for every rank: " + describeRanks(declaring) +
+                           " declared theirs (collcheck_annotate_valid_count), " +
+                           describeRanks(silent) +
+                           " did not in this window or left no trace, and no count all-reduce "
+                           "before it carries them";
+    else
+      c.unverifiedReason = "no valid counts: neither declared (collcheck_annotate_valid_count) "
+                           "nor carried by a count all-reduce before it";
     return Outcome::Unverified;
   }
   if (!(c.globalCount > 0))

@@ -135,3 +135,26 @@ TEST(Weighing, SumsOfPerItemLossesOverASumReducerWeighEveryItemOne) {
   EXPECT_NE(found[0].message.find("weighs every item 1 instead of 1/N = 1/8"), std::string::npos)
       << found[0].message;
 }
+
+TEST(Weighing, CountsDeclaredBySomeRanksOnlyNameTheRanksThatDidNot) {
+  // Rank 0 declares its count and normalization; rank 1 declares nothing in the window (as when its
+  // trace is lost); no count all-reduce carries the counts.
+  std::string dir = freshDir("weighing-declared-by-one");
+  std::vector<RankTrace> traces;
+  for (int r = 0; r < 2; ++r) {
+    RankTrace &t = traces.emplace_back(r, 2);
+    t.window(0);
+    if (r == 0)
+      t.declare(Kind::ValidCount, 2)
+          .declare(Kind::Normalization, 0, static_cast<uint8_t>(LossNormalization::LocalMean));
+    t.call(allreduce(1024, ReduceOp::Avg)).finalize();
+  }
+  writeJob(dir, traces);
+  Analyzed a = analyzeDir(dir);
+  auto found = objectiveFindings(a);
+  ASSERT_EQ(found.size(), 1u) << a.describe();
+  EXPECT_EQ(found[0].ruleId, "unverified-reduction");
+  const std::string &m = found[0].message;
+  EXPECT_NE(m.find("rank 0 declared theirs"), std::string::npos) << m;
+  EXPECT_NE(m.find("rank 1 did not in this window or left no trace"), std::string::npos) << m;
+}

@@ -53,9 +53,8 @@ std::string jumpName(const clang::Stmt *jump, const clang::ASTContext &context) 
 // The jump, and the function it is taken in when that is a callee: "std::exit in 'validate'".
 std::string exitName(const ControlDependence &dep, const clang::ASTContext &context) {
   std::string name = jumpName(dep.exit, context);
-  if (const auto *call = llvm::dyn_cast_or_null<clang::CallExpr>(dep.via))
-    if (const clang::FunctionDecl *callee = call->getDirectCallee())
-      name += " in '" + callee->getNameAsString() + "'";
+  if (dep.exitIn)
+    name += " in '" + dep.exitIn->getNameAsString() + "'";
   return name;
 }
 

@@ -68,11 +68,12 @@ struct ControlDependence {
   const clang::Expr *condition = nullptr;
   const clang::Stmt *exit = nullptr; // EarlyExit and LoopExit: the jump, or the call
   const clang::Expr *via = nullptr;  // EarlyExit in a called function: the call leading there
-  Value value;                       // the condition's value
-  bool negated = false;              // taken (Branch) or left (exits) where `condition` fails
-  bool overRange = false;            // Loop: `condition` is the range a range-for walks
-  bool balanced = false;             // every path issues the same collectives
-  bool reordered = false;            // the paths issue the same collectives in different orders
+  const clang::FunctionDecl *exitIn = nullptr; // ... and the function the exit is taken in
+  Value value;                                 // the condition's value
+  bool negated = false;   // taken (Branch) or left (exits) where `condition` fails
+  bool overRange = false; // Loop: `condition` is the range a range-for walks
+  bool balanced = false;  // every path issues the same collectives
+  bool reordered = false; // the paths issue the same collectives in different orders
   unsigned id = 0;
 };
 

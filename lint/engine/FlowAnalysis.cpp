@@ -433,6 +433,8 @@ private:
         continue;
       ControlDependence leave = c.dep;
       leave.via = call; // the call in this function: what a finding here points the reader to
+      if (!leave.exitIn)
+        leave.exitIn = callee.function;
       // Judged in the callee against what it issues after the exit; any collective that meets
       // this dependence here is one the leaving ranks skip.
       leave.balanced = leave.reordered = false;

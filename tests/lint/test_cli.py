@@ -388,6 +388,20 @@ class Messages(unittest.TestCase):
             "}\n")
         self.assertIn("ranks where 'n_valid == 0' holds skip it (std::exit)", message)
 
+    # Two calls down, the finding names the function the exit is taken in, and notes the call.
+    def test_exit_inside_a_helper_names_the_helper_that_exits(self):
+        [message] = self.messages(
+            "static void leave_if_empty(long n) {\n"
+            "  if (n == 0)\n"
+            "    std::exit(0);\n"
+            "}\n"
+            "static void check_batch(long n) { leave_if_empty(n); }\n"
+            "void f(long n_valid, double *g, int len, MPI_Comm comm) {\n"
+            "  check_batch(n_valid);\n"
+            "  MPI_Allreduce(MPI_IN_PLACE, g, len, MPI_DOUBLE, MPI_SUM, comm);\n"
+            "}\n")
+        self.assertIn("ranks where 'n == 0' holds skip it (std::exit in 'leave_if_empty')", message)
+
     def test_exit_on_the_else_side_names_the_ranks_where_the_condition_fails(self):
         [message] = self.messages(
             "void f(long n_valid, double *g, int len, MPI_Comm comm) {\n"

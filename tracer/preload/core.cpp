@@ -92,6 +92,10 @@ void forgetAfterFork() {
   forkedChild.store(true);
 }
 
+// Installed when the library is loaded, not when the first trace file opens: a child forked before
+// its parent's first traced call (before MPI_Init, say) must not claim the parent's rank either.
+[[gnu::constructor]] void installForkHook() { pthread_atfork(nullptr, nullptr, forgetAfterFork); }
+
 void finishAtExit() {
   if (format::Writer *w = writerPtr.load(std::memory_order_acquire))
     w->finish();
@@ -135,7 +139,6 @@ format::Writer *openWriter() {
   writer->header().worldRank = rank >= 0 ? rank : worldRankFromEnvironment();
   static bool hooksInstalled = false;
   if (!hooksInstalled) {
-    pthread_atfork(nullptr, nullptr, forgetAfterFork);
     atexit(finishAtExit);
     hooksInstalled = true;
   }
@@ -207,11 +210,13 @@ uint64_t childCommId(uint64_t parentId, uint64_t ordinal, format::CommOrigin ori
   return h == 0 ? 1 : h; // 0 means "no communicator" in a record
 }
 
-CommState *registerComm(uintptr_t handle, uint64_t id, int32_t rank, int32_t size) {
+CommState *registerComm(uintptr_t handle, uint64_t id, int32_t rank, int32_t size,
+                        int32_t remoteSize) {
   auto *state = new CommState();
   state->id = id;
   state->rank = rank;
   state->size = size;
+  state->remoteSize = remoteSize;
   std::lock_guard<std::mutex> lock(registryMutex);
   size_t i = slotOf(handle);
   size_t reusable = kRegistrySlots;

@@ -1,5 +1,6 @@
-/* An MPI singleton that forks twice: one child makes no traced call, the other makes one (an
- * annotation) and then execs a program that makes none. The parent keeps issuing collectives. */
+/* An MPI process that forks three times: before MPI_Init a child that makes one traced call (an
+ * annotation); then a child that makes no traced call, and one that makes one and then execs a
+ * program that makes none. The parent keeps issuing collectives. */
 #include <collcheck/annotate.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -7,6 +8,13 @@
 #include <unistd.h>
 
 int main(int argc, char **argv) {
+  pid_t early = fork(); /* before the parent's first traced call */
+  if (early == 0) {
+    collcheck_annotate_window(5);
+    _exit(0);
+  }
+  int status;
+  waitpid(early, &status, 0);
   MPI_Init(&argc, &argv);
   double one = 1, sum = 0;
   for (int i = 0; i < 10; ++i)
@@ -20,7 +28,6 @@ int main(int argc, char **argv) {
     execl("/bin/true", "true", (char *)NULL);
     _exit(127);
   }
-  int status;
   waitpid(quiet, &status, 0);
   waitpid(busy, &status, 0);
   for (int i = 0; i < 10; ++i)

@@ -32,6 +32,9 @@ enum SignatureField : uint32_t {
 };
 
 // The fields in which two records of the same position disagree (0: same signature).
+// Whether a record is a call on an MPI intercommunicator (format::kFlagIntercomm).
+bool onIntercomm(const format::Record &r);
+
 uint32_t signatureDifferences(const Record &a, const Record &b);
 inline bool sameSignature(const Record &a, const Record &b) {
   // The common case, all equal, decided without a call in four word compares: count and aux are

@@ -57,6 +57,10 @@ private:
       // not known, and the bytes alone do not say how the other side counts them.
       if (rec->flags & format::kFlagDerivedSize)
         return;
+      // On an intercommunicator the totals are the other group's, whose records are checked
+      // apart (each group has its own id): nothing here to add them up against.
+      if (onIntercomm(*rec))
+        return;
       mixedTypes = mixedTypes || rec->dataType != e.reference.dataType;
       uniformAux = uniformAux && rec->aux == e.reference.aux;
       counts += rec->count;

@@ -363,21 +363,28 @@ TEST(MpiCommunicatorLifecycle, CreateGroupTwiceAndAnAddressReusedAfterADisconnec
 }
 
 TEST(MpiIntercommunicators, CountArraysAreReadOverTheRemoteGroup) {
-  // programs/mpi_intercomm.c: world rank 0 against world ranks 1-2; every count is 3.
+  // programs/mpi_intercomm.c: world rank 0 against world ranks 1-3; every count is 3.
   std::string dir = freshDir("mpi_intercomm");
-  ASSERT_EQ(runTraced(mpirun(3) + COLLCHECK_PROGRAM_DIR "/mpi_intercomm", dir), 0);
+  ASSERT_EQ(runTraced(mpirun(4) + COLLCHECK_PROGRAM_DIR "/mpi_intercomm", dir), 0);
   std::vector<ProcessTrace> traces = loadTraces(dir);
-  ASSERT_EQ(traces.size(), 3u);
+  ASSERT_EQ(traces.size(), 4u);
   for (const ProcessTrace &t : traces) {
-    uint64_t remote = t.header.worldRank == 0 ? 2 : 1;
+    uint64_t remote = t.header.worldRank == 0 ? 3 : 1;
     std::vector<format::Record> all = ofKind(t, Kind::AllGatherv);
     ASSERT_EQ(all.size(), 1u) << t.path;
     EXPECT_EQ(all[0].count, 3u) << t.path;
     EXPECT_EQ(all[0].aux, 3 * remote) << t.path << ": the totals of the remote group";
+    EXPECT_TRUE(all[0].flags & format::kFlagIntercomm) << t.path;
     std::vector<format::Record> gathered = ofKind(t, Kind::Gatherv);
     ASSERT_EQ(gathered.size(), 1u) << t.path;
-    // The root's side (MPI_ROOT) expects 3 from each of the 2 remote members; the senders' side
+    // The root's side (MPI_ROOT) expects 3 from each of the 3 remote members; the senders' side
     // has no receive counts.
-    EXPECT_EQ(gathered[0].aux, t.header.worldRank == 0 ? 6u : 0u) << t.path;
+    EXPECT_EQ(gathered[0].aux, t.header.worldRank == 0 ? 9u : 0u) << t.path;
   }
+#ifdef COLLCHECK_TOOL
+  // Each group's calls are checked among themselves: the totals of the other group and the roots
+  // MPI_ROOT and MPI_PROC_NULL are not mismatches.
+  EXPECT_EQ(runPlain(std::string(COLLCHECK_TOOL) + " analyze --quiet " + dir), 0)
+      << "a correct program";
+#endif
 }

@@ -142,6 +142,9 @@ enum : uint8_t {
   kFlagDerivedSize = 1u << 3,   // DataType::Derived: Record::aux holds the type size in bytes
   kFlagScalarUnknown = 1u << 4, // PreMulSum scalar lives on the device: not recorded
   kFlagCaptureOutput = 1u << 5, // ValueCapture: output value (else input)
+  kFlagIntercomm = 1u << 5,     // a sequenced MPI call on an intercommunicator (the bit is
+                                // kFlagCaptureOutput on ValueCapture records): its root and its
+                                // count totals speak of the other group
   kFlagIntegral = 1u << 6,      // ValueCapture / ValidCount: value was an integer type
   kFlagDeviceBuffer = 1u << 7,  // ValueCapture: copied from device memory
 };

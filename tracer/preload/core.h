@@ -73,7 +73,9 @@ inline CommState *findComm(uintptr_t handle) {
   return nullptr;
 }
 // Slow path: registers a new handle (replacing a released one with the same value).
-CommState *registerComm(uintptr_t handle, uint64_t id, int32_t rank, int32_t size);
+// `remoteSize`: an MPI intercommunicator's remote group size, -1 for any other communicator.
+CommState *registerComm(uintptr_t handle, uint64_t id, int32_t rank, int32_t size,
+                        int32_t remoteSize = -1);
 void releaseComm(uintptr_t handle);
 
 uint64_t mix64(uint64_t x);

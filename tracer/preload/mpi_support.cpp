@@ -246,10 +246,7 @@ CommState *registerMpiComm(MPI_Comm comm, uint64_t id) {
   int remote = -1;
   if (inter)
     COLLCHECK_PMPI(MPI_Comm_remote_size)(comm, &remote);
-  CommState *state = registerComm(reinterpret_cast<uintptr_t>(comm), id, rank, size);
-  if (state) // before any call on it can be recorded: the handle is new to this process
-    state->remoteSize = remote;
-  return state;
+  return registerComm(reinterpret_cast<uintptr_t>(comm), id, rank, size, remote);
 }
 
 } // namespace

@@ -80,13 +80,26 @@ bool significantHere(const CommState *comm, int root) {
   return comm && comm->rank == root;
 }
 
+// A total counted in elements of `from`, in elements of `to`, the type the record carries: the two
+// sides of a v-collective may use different types of one signature (3 MPI_INT sent, one contiguous
+// triple received).
+uint64_t inUnitsOf(uint64_t count, MPI_Datatype from, MPI_Datatype to) {
+  if (from == to)
+    return count;
+  int fromBytes = typeSize(from), toBytes = typeSize(to);
+  return fromBytes > 0 && toBytes > 0
+             ? count * static_cast<uint64_t>(fromBytes) / static_cast<uint64_t>(toBytes)
+             : count;
+}
+
 void fillGatherv(Record &rec, const CommState *comm, const void *sendbuf, int sendcount,
                  MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype, int root) {
   int own = inPlace(sendbuf) && comm && recvcounts ? recvcounts[comm->rank] : sendcount;
   fillSendSide(rec, sendbuf, own, sendtype, own, recvtype, root);
   if (significantHere(comm, root) &&
       rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
-    rec.aux = total(recvcounts, comm);
+    rec.aux = inPlace(sendbuf) ? total(recvcounts, comm)
+                               : inUnitsOf(total(recvcounts, comm), recvtype, sendtype);
 }
 
 void fillScatterv(Record &rec, const CommState *comm, const int sendcounts[], MPI_Datatype sendtype,
@@ -95,7 +108,8 @@ void fillScatterv(Record &rec, const CommState *comm, const int sendcounts[], MP
   fillRecvSide(rec, recvbuf, own, recvtype, own, sendtype, root);
   if (significantHere(comm, root) &&
       rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
-    rec.aux = total(sendcounts, comm);
+    rec.aux = inPlace(recvbuf) ? total(sendcounts, comm)
+                               : inUnitsOf(total(sendcounts, comm), sendtype, recvtype);
 }
 
 void fillAlltoallv(Record &rec, const CommState *comm, const void *sendbuf, const int sendcounts[],
@@ -104,7 +118,8 @@ void fillAlltoallv(Record &rec, const CommState *comm, const void *sendbuf, cons
   setType(rec, sendIgnored ? recvtype : sendtype);
   rec.count = sendIgnored ? total(recvcounts, comm) : total(sendcounts, comm);
   if (rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
-    rec.aux = total(recvcounts, comm);
+    rec.aux = sendIgnored ? total(recvcounts, comm)
+                          : inUnitsOf(total(recvcounts, comm), recvtype, sendtype);
   if (sendIgnored)
     rec.flags |= format::kFlagInPlace;
 }
@@ -172,7 +187,8 @@ namespace format = collcheck::format;
       CommState *state = commOf(comm);                                                             \
       Record rec{};                                                                                \
       stampCall(rec, format::Kind::kind, state);                                                   \
-      (void)state;                                                                                 \
+      if (state && state->remoteSize >= 0) [[unlikely]]                                            \
+        rec.flags |= format::kFlagIntercomm;                                                       \
       fill;                                                                                        \
       rec.flags |= (extraFlags);                                                                   \
       commit(*record, rec);                                                                        \

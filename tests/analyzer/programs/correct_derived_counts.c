@@ -1,6 +1,7 @@
-/* Correct: v-collectives over a derived datatype (a contiguous triple of ints). The tracer records
- * such a type's size in bytes, not the totals the other side expects, so the totals cannot be
- * added up; the analyzer must report nothing. */
+/* Correct: v-collectives over a derived datatype (a contiguous triple of ints), on both sides and
+ * on one side only. The tracer records such a type's size in bytes, not the totals the other side
+ * expects; with a derived type on one side only, the totals are counted in the other side's type.
+ * The analyzer must report nothing. */
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -25,6 +26,18 @@ int main(int argc, char **argv) {
     MPI_Allgatherv(send, 1, triple, all, counts, displs, triple, MPI_COMM_WORLD);
     MPI_Alltoallv(all, counts, displs, triple, back, counts, displs, triple, MPI_COMM_WORLD);
   }
+  /* One side in ints, the other in triples: the same type signature, legal MPI. */
+  int *threes = malloc(sizeof(int) * size), *offsets = malloc(sizeof(int) * size);
+  for (int i = 0; i < size; ++i) {
+    threes[i] = 3;
+    offsets[i] = 3 * i;
+  }
+  MPI_Gatherv(send, 3, MPI_INT, all, counts, displs, triple, 0, MPI_COMM_WORLD);
+  MPI_Scatterv(all, counts, displs, triple, send, 3, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Allgatherv(send, 3, MPI_INT, all, counts, displs, triple, MPI_COMM_WORLD);
+  MPI_Alltoallv(all, threes, offsets, MPI_INT, back, counts, displs, triple, MPI_COMM_WORLD);
+  free(threes);
+  free(offsets);
   MPI_Type_free(&triple);
   free(all);
   free(back);

@@ -1,6 +1,7 @@
-/* An intercommunicator between world rank 0 and world ranks 1-2: an allgatherv and a gatherv on it,
+/* An intercommunicator between world rank 0 and world ranks 1-3: an allgatherv and a gatherv on it,
  * whose count arrays have one entry per member of the remote group (allocated to that length
- * exactly, so that reading past it is caught under the address sanitizer). Run on 3 ranks. */
+ * exactly, so that reading past it is caught under the address sanitizer), and a broadcast from
+ * world rank 1 (MPI_ROOT there, MPI_PROC_NULL at ranks 2-3). A correct program: run on 4 ranks. */
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -28,6 +29,11 @@ int main(int argc, char **argv) {
     MPI_Gatherv(NULL, 0, MPI_INT, received, counts, displs, MPI_INT, MPI_ROOT, inter);
   else
     MPI_Gatherv(send, 3, MPI_INT, NULL, NULL, NULL, MPI_INT, 0, inter);
+  /* World rank 1, rank 0 of group 1, broadcasts to group 0. */
+  if (color == 0)
+    MPI_Bcast(send, 3, MPI_INT, 0, inter);
+  else
+    MPI_Bcast(send, 3, MPI_INT, rank == 1 ? MPI_ROOT : MPI_PROC_NULL, inter);
   free(counts);
   free(displs);
   free(received);

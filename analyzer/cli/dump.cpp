@@ -1,6 +1,7 @@
 // collcheck dump FILE...: a trace file as JSON Lines, the header first, then one record a line.
 // For people and scripts: every field by name, nothing interpreted beyond the format's own tables.
 #include "../commands.h"
+#include "../match/signature.h"
 #include "../model/communicator.h"
 #include "reader.h"
 
@@ -44,7 +45,13 @@ ordered_json headerJson(const std::string &path, const format::Reader &reader) {
   return j;
 }
 
-ordered_json flagsJson(uint8_t flags) {
+// Bit 5 is a value capture's kFlagCaptureOutput, and marks an MPI call on an intercommunicator.
+ordered_json flagsJson(uint8_t flags, bool intercomm) {
+  if (intercomm) {
+    ordered_json out = flagsJson(static_cast<uint8_t>(flags & ~format::kFlagIntercomm), false);
+    out.push_back("intercomm");
+    return out;
+  }
   static constexpr std::pair<uint8_t, const char *> kNames[] = {
       {format::kFlagNccl, "nccl"},
       {format::kFlagNonBlocking, "nonblocking"},
@@ -124,7 +131,7 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     }
   }
   j["group"] = r.group;
-  j["flags"] = flagsJson(r.flags);
+  j["flags"] = flagsJson(r.flags, analyzer::onIntercomm(r));
   // Without measured durations (kHeaderDurations) a returned call reads as 0 ns.
   j["duration_ns"] = format::returned(r)
                          ? ordered_json(static_cast<int64_t>(format::durationNanos(h, r)))

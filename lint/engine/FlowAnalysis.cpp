@@ -86,6 +86,9 @@ struct Frame {
   State state;
   std::vector<ActiveControl> control;
   std::vector<LoopContext *> loops;
+  // The try blocks being walked, innermost last: the region a `throw` inside one leaves (its
+  // handler catches it), and how many loops were open when it was entered.
+  std::vector<std::pair<const LoopContext *, size_t>> tries;
   std::vector<Continuation> rest;
   std::optional<Value> returned;
   std::optional<State> returnState;
@@ -419,12 +422,15 @@ private:
 
   // A call that never returns (std::exit, std::abort, a [[noreturn]] helper), taken in `callee`
   // on some ranks only, ends those ranks' process: what the caller issues after `call` is not
-  // reached by them either. A `return` leaves only the callee, and a `throw` may be caught.
+  // reached by them either. So does a `throw` the callee does not catch, up to the end of the
+  // caller's try block around the call, if any. A `return` leaves only the callee.
   void leaveWithCallee(const Frame &callee, const Expr *call) {
     if (!frame_->state.reachable)
       return;
     for (const ActiveControl &c : callee.control) {
-      if (!c.earlyExit || c.region || !isNoReturnCall(dyn_cast_or_null<Expr>(c.dep.exit)))
+      const Stmt *exit = c.dep.exit;
+      bool thrown = isa_and_nonnull<CXXThrowExpr>(exit);
+      if (!c.earlyExit || c.region || !(thrown || isNoReturnCall(dyn_cast_or_null<Expr>(exit))))
         continue;
       bool known = llvm::any_of(frame_->control, [&](const ActiveControl &a) {
         return a.earlyExit && a.dep.exit == c.dep.exit;
@@ -438,13 +444,15 @@ private:
       // Judged in the callee against what it issues after the exit; any collective that meets
       // this dependence here is one the leaving ranks skip.
       leave.balanced = leave.reordered = false;
-      // The loops around the call: the leaving ranks miss their later iterations too.
+      // The loops around the call (inside the try block a throw lands in): the leaving ranks
+      // miss their later iterations too.
       ControlDependence loopExit = leave;
       loopExit.kind = ControlDependence::Kind::LoopExit;
-      for (LoopContext *loop : frame_->loops)
-        if (!loop->isSwitch)
-          loop->varyingExit = loopExit;
-      pushControl(std::move(leave), /*earlyExit=*/true);
+      const LoopContext *region = thrown ? regionOf(exit) : nullptr;
+      for (size_t i = loopsLeftBy(exit); i < frame_->loops.size(); ++i)
+        if (!frame_->loops[i]->isSwitch)
+          frame_->loops[i]->varyingExit = loopExit;
+      pushControl(std::move(leave), /*earlyExit=*/true, region);
     }
   }
 
@@ -1078,7 +1086,15 @@ private:
       return innermostLoop(false);
     if (isa<BreakStmt>(jump))
       return innermostLoop(true);
+    if (isa<CXXThrowExpr>(jump) && !frame_->tries.empty())
+      return frame_->tries.back().first; // caught by a handler of the try block around it
     return nullptr; // return, throw and calls that never return leave the function
+  }
+
+  // The first of the open loops that a return, throw or call that never returns leaves: all of
+  // them, but for a throw inside a try block only those opened inside it.
+  size_t loopsLeftBy(const Stmt *jump) const {
+    return isa<CXXThrowExpr>(jump) && !frame_->tries.empty() ? frame_->tries.back().second : 0;
   }
 
   // ---- statements ---------------------------------------------------------------------------
@@ -1147,7 +1163,13 @@ private:
     case Stmt::CXXTryStmtClass: {
       const auto *tryStmt = cast<CXXTryStmt>(s);
       State before = frame_->state;
+      // The region the try block's throws leave: the ranks that throw skip the rest of the block,
+      // and go on after the handler with the others.
+      LoopContext caught;
+      frame_->tries.push_back({&caught, frame_->loops.size()});
       exec(tryStmt->getTryBlock());
+      frame_->tries.pop_back();
+      endRegion(&caught);
       State after = frame_->state;
       for (unsigned i = 0; i < tryStmt->getNumHandlers(); ++i) {
         frame_->state = joinStates(before, after);
@@ -1311,9 +1333,9 @@ private:
           if (LoopContext *loop = innermostLoop(false))
             loop->varyingExit = leave;
         } else if (!isa<ContinueStmt>(jump)) {
-          for (LoopContext *loop : frame_->loops)
-            if (!loop->isSwitch)
-              loop->varyingExit = leave;
+          for (size_t i = loopsLeftBy(jump); i < frame_->loops.size(); ++i)
+            if (!frame_->loops[i]->isSwitch)
+              frame_->loops[i]->varyingExit = leave;
         }
       }
     }

@@ -44,6 +44,12 @@ void skip_when_empty(long n_valid, double *grad) {
   grad[0] /= n_valid;
 }
 
+// Throws on an empty batch: the exception leaves its callers too, unless one catches it.
+void reject_empty(long n_valid) {
+  if (n_valid <= 0)
+    throw "empty batch";
+}
+
 // This rank's input pipeline: it runs out when this rank's shard does.
 class Loader {
 public:
@@ -166,6 +172,21 @@ void tp_barrier_after_a_throw(long n_valid, MPI_Comm comm) {
   if (n_valid < 0)
     throw "corrupt batch";
   MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_throw_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
+                                                    MPI_Comm comm) {
+  reject_empty(n_valid);
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_collective_after_a_throw_in_the_same_try_block(long n_valid, MPI_Comm comm) {
+  try {
+    if (n_valid < 0)
+      throw "corrupt batch";
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  } catch (const char *) {
+  }
 }
 
 void tp_exit_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {
@@ -428,6 +449,29 @@ void tn_exit_inside_a_helper_after_the_collective(long n_valid, double *grad, in
                                                   MPI_Comm comm) {
   MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
   exit_when_empty(n_valid);
+}
+
+void tn_throw_caught_before_the_broadcast(int *ok, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  *ok = 1;
+  try {
+    if (rank == 0 && std::getenv("CHECKPOINT") == nullptr)
+      throw "missing checkpoint";
+  } catch (const char *) {
+    *ok = 0; // every rank goes on to the broadcast
+  }
+  MPI_Bcast(ok, 1, MPI_INT, 0, comm);
+}
+
+void tn_throw_inside_a_helper_caught_by_the_caller(long n_valid, double *grad, int len,
+                                                   MPI_Comm comm) {
+  try {
+    reject_empty(n_valid);
+  } catch (const char *) {
+    grad[0] = 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
 }
 
 void tn_mpi_abort_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {

@@ -22,6 +22,10 @@ bool divergent(const ControlDependence &dep, bool onSubCommunicator) {
 }
 
 std::string dependsOn(const Value &v, const clang::ASTContext &context) {
+  if (v.rootOnly && v.rankSource.subject)
+    return quoted(v.rankSource.subject) + ", a reduce's result, which only its root receives";
+  if (v.rootOnly)
+    return "a reduce's result, which only its root receives";
   if (v.rankDerived)
     return v.rankSource.subject ? "the rank (" + quoted(v.rankSource.subject) + ")" : "the rank";
   // `batches.size()`: name the size, not the container.

@@ -2609,6 +2609,12 @@ private:
     Value out;
     out.reduced = true;
     out.uniform = spec.kind != CollectiveKind::Reduce && spec.kind != CollectiveKind::ReduceScatter;
+    // Only the root receives a reduce's result; the others keep what their buffer held. A
+    // condition on it differs between the root and the rest, as one on the rank does.
+    if (spec.kind == CollectiveKind::Reduce) {
+      out.rankDerived = out.rootOnly = true;
+      out.rankSource = {call, outExpr ? coreDecl(outExpr) : nullptr};
+    }
     if (spec.kind == CollectiveKind::Broadcast) {
       out = input;
       out.reduced = true;

@@ -46,8 +46,8 @@ Value Value::uniformConstant(double value) {
 
 bool Value::sameFacts(const Value &o) const {
   return uniform == o.uniform && reduced == o.reduced && rankDerived == o.rankDerived &&
-         countDerived == o.countDerived && nonZero == o.nonZero && mask == o.mask &&
-         exactRank == o.exactRank && exactSize == o.exactSize &&
+         rootOnly == o.rootOnly && countDerived == o.countDerived && nonZero == o.nonZero &&
+         mask == o.mask && exactRank == o.exactRank && exactSize == o.exactSize &&
          subCommunicator == o.subCommunicator && powers == o.powers && constant == o.constant &&
          op == o.op && opScalar == o.opScalar &&
          (pendingSum == nullptr) == (o.pendingSum == nullptr) && paramMask == o.paramMask &&
@@ -59,6 +59,7 @@ Value join(const Value &a, const Value &b) {
   r.uniform = a.uniform && b.uniform;
   r.reduced = a.reduced && b.reduced;
   r.rankDerived = a.rankDerived || b.rankDerived;
+  r.rootOnly = a.rootOnly || b.rootOnly;
   r.countDerived = a.countDerived || b.countDerived;
   r.nonZero = a.nonZero && b.nonZero;
   r.mask = a.mask || b.mask;
@@ -89,6 +90,7 @@ Value mix(const Value &a, const Value &b) {
   Value r;
   r.uniform = a.uniform && b.uniform;
   r.rankDerived = a.rankDerived || b.rankDerived;
+  r.rootOnly = a.rootOnly || b.rootOnly;
   r.countDerived = a.countDerived || b.countDerived;
   r.rankSource = a.rankSource ? a.rankSource : b.rankSource;
   r.countSource = a.countSource ? a.countSource : b.countSource;

@@ -68,6 +68,7 @@ struct Value {
   bool uniform = false;         // proved equal on every rank (constants, P, all-reduce results)
   bool reduced = false;         // written by a collective
   bool rankDerived = false;     // depends on the rank
+  bool rootOnly = false;        // ... as the result of a reduce: the root's, not the others'
   bool countDerived = false;    // depends on a rank-local count
   bool nonZero = false;         // cannot be zero: a non-zero constant, P, or a guarded count
   bool mask = false;            // a boolean mask, whose sum is a count

@@ -174,6 +174,16 @@ void tp_barrier_after_a_throw(long n_valid, MPI_Comm comm) {
   MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
 }
 
+void tp_early_stop_on_a_reduced_loss_only_the_root_holds(float *grad, int len, MPI_Comm comm) {
+  for (int step = 0; step < 100; ++step) {
+    float local_loss = grad[0], total = 0.0f;
+    MPI_Reduce(&local_loss, &total, 1, MPI_FLOAT, MPI_SUM, 0, comm); // expect: collective-not-reached-by-all-ranks
+    if (total < 0.01f) // the others still hold 0: they stop, the root waits
+      break;
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  }
+}
+
 void tp_throw_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
                                                     MPI_Comm comm) {
   reject_empty(n_valid);
@@ -449,6 +459,17 @@ void tn_exit_inside_a_helper_after_the_collective(long n_valid, double *grad, in
                                                   MPI_Comm comm) {
   MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
   exit_when_empty(n_valid);
+}
+
+void tn_early_stop_on_a_reduced_loss_broadcast_first(float *grad, int len, MPI_Comm comm) {
+  for (int step = 0; step < 100; ++step) {
+    float local_loss = grad[0], total = 0.0f;
+    MPI_Reduce(&local_loss, &total, 1, MPI_FLOAT, MPI_SUM, 0, comm);
+    MPI_Bcast(&total, 1, MPI_FLOAT, 0, comm); // every rank now holds the root's total
+    if (total < 0.01f)
+      break;
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm);
+  }
 }
 
 void tn_throw_caught_before_the_broadcast(int *ok, MPI_Comm comm) {

@@ -216,6 +216,12 @@ bool isNoReturnCall(const Expr *e) {
   return callee && callee->isNoReturn();
 }
 
+bool isMpiAbort(const Expr *e) {
+  const auto *call = dyn_cast_or_null<CallExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
+  const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+  return callee && callee->getIdentifier() && callee->getName() == "MPI_Abort";
+}
+
 // The jump a branch always ends with, if any. A call that never returns (std::exit, std::abort, a
 // [[noreturn]] helper) leaves the function like a return: the ranks taking it never reach what
 // follows, and the others wait for them there.
@@ -1188,7 +1194,9 @@ private:
     }
     if (const auto *e = dyn_cast<Expr>(s)) {
       eval(e);
-      if (isa<CXXThrowExpr>(e->IgnoreParenImpCasts()) || isNoReturnCall(e))
+      // MPI_Abort ends every rank's process: nothing after it runs (so it guards what follows
+      // its condition), though it is no early exit of some ranks (nobody is left waiting).
+      if (isa<CXXThrowExpr>(e->IgnoreParenImpCasts()) || isNoReturnCall(e) || isMpiAbort(e))
         frame_->state.reachable = false;
       return;
     }

@@ -22,6 +22,13 @@ long all_reduced_count(long n, MPI_Comm comm) {
 
 } // namespace
 
+double tn_guarded_by_mpi_abort(double total, long n, MPI_Comm comm) {
+  long N = all_reduced_count(n, comm);
+  if (N == 0)
+    MPI_Abort(comm, 1); // ends every rank: the division below never sees zero
+  return total / N;
+}
+
 double tp_unguarded_mpi(double total, long n, MPI_Comm comm) {
   long N = all_reduced_count(n, comm);
   return total / N; // expect: unguarded-reduced-count-division

@@ -3,6 +3,7 @@
 // collcheckTestDeviceAlloc; each stream is a worker thread that runs its operations in order, later
 // than they were enqueued (so a caller that read the buffer synchronously, or waited, would be
 // caught). It is not CUDA and is never installed.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -125,7 +126,13 @@ EXPORT int cuMemcpyDtoHAsync_v2(void *dst, uintptr_t src, size_t bytes, void *st
   return 0;
 }
 
+std::atomic<int> hostFunctions{0};
+
 EXPORT int cuLaunchHostFunc(void *stream, void (*fn)(void *), void *userData) {
+  hostFunctions.fetch_add(1, std::memory_order_relaxed);
   streamOf(stream).enqueue([=] { fn(userData); });
   return 0;
 }
+
+// How many host functions were enqueued: each one holds a real stream until the host has run it.
+EXPORT int collcheckTestHostFunctions() { return hostFunctions.load(std::memory_order_relaxed); }

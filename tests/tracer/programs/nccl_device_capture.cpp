@@ -1,7 +1,8 @@
 // A count reduction over NCCL with "device" buffers (the CUDA driver test double) on a stream: the
 // tracer must capture its input and output by copies on that stream, after the call returned,
 // without making the caller wait. Prints how many capture records existed when the call returned
-// (must be 0: the stream runs behind) for the test to check.
+// (must be 0: the stream runs behind) for the test to check, and how many host functions the
+// tracer enqueued (one per call: each holds a real stream until the host has run it).
 //
 // Built a second time with COLLCHECK_DRIVER_LOADED_LATER (nccl_device_capture_late): the driver
 // double is not linked but loaded after the tracer has already answered "no driver": an MPI count
@@ -19,6 +20,7 @@
 #else
 extern "C" void *collcheckTestDeviceAlloc(size_t bytes);
 extern "C" void collcheckTestStreamDrain(void *stream);
+extern "C" int collcheckTestHostFunctions();
 #endif
 
 int main(int argc, char **argv) {
@@ -59,6 +61,9 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 4);
   drain(stream);
   std::printf("rank %d total %g\n", rank, *total);
+#ifndef COLLCHECK_DRIVER_LOADED_LATER
+  std::printf("rank %d host functions %d\n", rank, collcheckTestHostFunctions());
+#endif
   ncclCommDestroy(comm);
   MPI_Finalize();
   return 0;

@@ -2,40 +2,18 @@
 // with rank-dependent but known arguments; checks the results too, so a wrapper that forwards
 // wrongly fails the job. Buffers are host memory: run against the NCCL test double here, against
 // the real library (with device buffers) on a GPU machine.
-#include <mpi.h>
-#include <nccl.h>
+#include "nccl_program.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    ncclResult_t rc_ = (call);                                                                     \
-    if (rc_ != ncclSuccess) {                                                                      \
-      std::fprintf(stderr, "%s failed: %d\n", #call, rc_);                                         \
-      MPI_Abort(MPI_COMM_WORLD, 3);                                                                \
-    }                                                                                              \
-  } while (0)
-
-static void expect(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "wrong result: %s\n", what);
-    MPI_Abort(MPI_COMM_WORLD, 4);
-  }
-}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  ncclUniqueId id;
-  if (rank == 0)
-    CHECK(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm;
-  CHECK(ncclCommInitRank(&comm, size, id, rank));
+  ncclComm_t comm = worldComm(rank, size);
   cudaStream_t stream = nullptr;
 
   std::vector<float> send(64), recv(64 * 8);

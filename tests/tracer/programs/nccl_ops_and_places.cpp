@@ -3,28 +3,11 @@
 // rank's or the root's offset), and more live PreMulSum operators than the tracer's table holds
 // (each with its own scalar, the operator's index). Checks the results, so a wrapper that forwards
 // wrongly fails the job. Host buffers: run against the NCCL test double.
-#include <mpi.h>
-#include <nccl.h>
+#include "nccl_program.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    ncclResult_t rc_ = (call);                                                                     \
-    if (rc_ != ncclSuccess) {                                                                      \
-      std::fprintf(stderr, "%s failed: %d\n", #call, rc_);                                         \
-      MPI_Abort(MPI_COMM_WORLD, 3);                                                                \
-    }                                                                                              \
-  } while (0)
-
-static void expect(bool ok, const char *what) {
-  if (!ok) {
-    std::fprintf(stderr, "wrong result: %s\n", what);
-    MPI_Abort(MPI_COMM_WORLD, 4);
-  }
-}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -32,12 +15,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int ops = argc > 1 ? std::atoi(argv[1]) : 5000;
-  ncclUniqueId id;
-  if (rank == 0)
-    ncclGetUniqueId(&id);
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  ncclComm_t comm;
-  CHECK(ncclCommInitRank(&comm, size, id, rank));
+  ncclComm_t comm = worldComm(rank, size);
   cudaStream_t stream = nullptr;
 
   // In place: 4 elements per rank, this rank's block at rank * 4.

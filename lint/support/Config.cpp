@@ -321,8 +321,12 @@ LintConfig LintConfig::defaults() {
                        ".*valid_?(tokens?|items|count|n)?",
                        "n_?local|local_?n",
                        "ntok.*"};
-  config.nonCountNames = {".*(step|iter|epoch|warmup|seed|dim|layer|head|stride|scale|factor).*",
-                          "lr|.*_lr|lr_.*"};
+  // Integers that divide values without counting this rank's items: steps, factors, and model
+  // and data dimensions (the same on every rank).
+  config.nonCountNames = {
+      ".*(step|iter|epoch|warmup|seed|dim|layer|head|stride|scale|factor).*",
+      ".*(class|vocab|feature|channel|hidden|embed|kernel|bucket|width|height).*",
+      "lr|.*_lr|lr_.*"};
   config.maskNames = {".*mask.*", "(is_)?valid", "keep"};
   config.dataNames = {
       ".*(batch|shard|sample|token|item|example|dataset|input|target|label|mask).*"};

@@ -239,3 +239,31 @@ double tn_mpi_uniform_constant_batch(const double *loss, MPI_Comm comm) {
   MPI_Comm_size(comm, &size);
   return total / size;
 }
+
+// Model dimensions divide values without counting this rank's items: the same on every rank.
+double tn_mpi_divided_by_the_number_of_classes(double score_sum, int num_classes, MPI_Comm comm) {
+  double mean = score_sum / num_classes, total = 0.0;
+  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return total / size;
+}
+
+struct ModelConfig {
+  int vocab_size;
+  int hidden_size;
+};
+
+double tn_mpi_divided_by_config_dimensions(double logit_sum, const ModelConfig &config,
+                                           MPI_Comm comm) {
+  double mean = logit_sum / config.vocab_size / config.hidden_size;
+  allreduce_average(&mean, comm);
+  return mean;
+}
+
+// A batch size of unknown origin is this rank's count of items (its last batch may be short).
+double tp_mpi_divided_by_a_batch_size_parameter(double loss_sum, int batch_size, MPI_Comm comm) {
+  double mean = loss_sum / batch_size;
+  allreduce_average(&mean, comm); // expect: uncompensated-mean
+  return mean;
+}

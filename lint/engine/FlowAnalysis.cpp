@@ -392,6 +392,16 @@ private:
     State final = callee.state;
     if (callee.returnState)
       final = joinStates(*callee.returnState, final);
+    // A helper that returns only when a condition it was given held (`require(N > 0, "...")`,
+    // whose body throws or exits otherwise) guards what follows the call as that test would.
+    for (unsigned i = 0; i < count && i < argExprs.size() && final.reachable; ++i) {
+      const ParmVarDecl *param = definition->getParamDecl(i);
+      if (!param->getType()->isBooleanType())
+        continue;
+      auto it = final.values.find(keyOf(param));
+      if (it != final.values.end() && it->second.nonZero)
+        refineInto(frame_->state, argExprs[i], true);
+    }
     // Out parameters: what the callee left behind a pointer, reference or handle parameter is
     // what the caller's argument now holds.
     for (unsigned i = 0; i < count && i < argExprs.size(); ++i) {
@@ -1012,21 +1022,21 @@ private:
     return s;
   }
 
-  void refineInto(State &s, const Expr *cond, bool truth) {
+  void refineInto(State &s, const Expr *cond, bool truth, int depth = 0) {
     // `static_cast<bool>(N > 0)` (what assert expands to) tests the same thing.
     cond = cond->IgnoreParenCasts();
     if (const auto *unary = dyn_cast<UnaryOperator>(cond); unary && unary->getOpcode() == UO_LNot)
-      return refineInto(s, unary->getSubExpr(), !truth);
+      return refineInto(s, unary->getSubExpr(), !truth, depth);
     if (const auto *binary = dyn_cast<BinaryOperator>(cond)) {
       BinaryOperatorKind op = binary->getOpcode();
       if (op == BO_LAnd && truth) {
-        refineInto(s, binary->getLHS(), true);
-        refineInto(s, binary->getRHS(), true);
+        refineInto(s, binary->getLHS(), true, depth);
+        refineInto(s, binary->getRHS(), true, depth);
         return;
       }
       if (op == BO_LOr && !truth) {
-        refineInto(s, binary->getLHS(), false);
-        refineInto(s, binary->getRHS(), false);
+        refineInto(s, binary->getLHS(), false, depth);
+        refineInto(s, binary->getRHS(), false, depth);
         return;
       }
       if (!binary->isComparisonOp())
@@ -1039,6 +1049,12 @@ private:
         markNonZero(s, binary->getRHS());
       return;
     }
+    // `const bool empty = N == 0; if (empty) return ...;`: a named test is the test it names.
+    if (const auto *ref = dyn_cast<DeclRefExpr>(cond))
+      if (const auto *var = dyn_cast<VarDecl>(ref->getDecl());
+          var && depth < 4 && var->hasLocalStorage() && var->getType().isConstQualified() &&
+          var->getType()->isBooleanType() && var->getInit())
+        refineInto(s, var->getInit(), truth, depth + 1);
     if (truth && (isa<DeclRefExpr>(cond) || isa<MemberExpr>(cond)))
       markNonZero(s, cond);
   }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -159,4 +160,46 @@ double tn_divide_by_the_world_size(double total, MPI_Comm comm) {
   int size = 1;
   MPI_Comm_size(comm, &size); // never zero
   return total / size;
+}
+
+double tn_guarded_by_a_named_test(double total, long n, MPI_Comm comm) {
+  long N = all_reduced_count(n, comm);
+  const bool empty = N == 0;
+  if (empty)
+    return 0.0;
+  return total / N;
+}
+
+namespace {
+
+void require(bool ok, const char *what) {
+  if (!ok)
+    throw std::runtime_error(what);
+}
+
+void note_unless(bool ok, const char *what) {
+  if (!ok)
+    std::fprintf(stderr, "%s\n", what);
+}
+
+} // namespace
+
+double tn_guarded_by_a_throwing_check(double total, long n, MPI_Comm comm) {
+  long N = all_reduced_count(n, comm);
+  require(N > 0, "no rank has a valid item");
+  return total / N;
+}
+
+double tp_a_check_that_only_logs_is_no_guard(double total, long n, MPI_Comm comm) {
+  long N = all_reduced_count(n, comm);
+  note_unless(N > 0, "no rank has a valid item");
+  return total / N; // expect: unguarded-reduced-count-division
+}
+
+double tp_a_named_test_of_something_else_is_no_guard(double total, long n, MPI_Comm comm) {
+  long N = all_reduced_count(n, comm);
+  const bool none_here = n == 0;
+  if (none_here)
+    return 0.0;
+  return total / N; // expect: unguarded-reduced-count-division
 }

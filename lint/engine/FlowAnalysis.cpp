@@ -314,6 +314,7 @@ public:
     dataNames_ = compile(config.dataNames);
     maskNames_ = compile(config.maskNames);
     nonCountNames_ = compile(config.nonCountNames);
+    modelNames_ = compile(config.modelNames);
   }
 
   void analyzeRoot(const FunctionDecl *function) {
@@ -570,15 +571,15 @@ private:
   }
 
   // Whether `e` names this rank's data (a batch, its tokens, a mask) or a count of it, so that its
-  // size is a rank-local count.
+  // size is a rank-local count; not the model's state.
   bool namesLocalData(const Expr *e) {
     const NamedDecl *decl = coreDecl(e);
     if (!decl || !decl->getIdentifier())
       return false;
     auto [it, inserted] = localData_.try_emplace(decl);
     if (inserted)
-      it->second =
-          matchesAny(dataNames_, decl->getName()) || matchesAny(countNames_, decl->getName());
+      it->second = (matchesAny(dataNames_, decl->getName()) && !namesModelState(decl)) ||
+                   matchesAny(countNames_, decl->getName());
     return it->second;
   }
 
@@ -2773,7 +2774,17 @@ private:
 
   // The number of elements of a container or tensor, or of the true entries of a mask: a count,
   // and a rank-local one when the container holds this rank's data.
+  bool namesModelState(const NamedDecl *decl) {
+    return decl && decl->getIdentifier() && matchesAny(modelNames_, decl->getName());
+  }
+
   Value elementCount(const Value &container, const Expr *containerExpr, const Expr *at) {
+    // The model's state (gradients, parameters) is as large on every rank.
+    if (!container.uniform && namesModelState(coreDecl(containerExpr))) {
+      Value uniform;
+      uniform.uniform = true;
+      return uniform;
+    }
     Value r = mix(container, container);
     if (!container.uniform) {
       r.powers.local = 1;
@@ -2998,7 +3009,7 @@ private:
   CollectiveSignatures &signatures_;
   FlowListener &listener_;
   std::vector<std::regex> rankNames_, sizeNames_, countNames_, globalCountNames_, dataNames_,
-      maskNames_, nonCountNames_;
+      maskNames_, nonCountNames_, modelNames_;
   llvm::DenseMap<const NamedDecl *, Value> named_;
   llvm::DenseMap<const NamedDecl *, bool> localData_;
   llvm::DenseSet<const VarDecl *> evaluatingGlobals_;

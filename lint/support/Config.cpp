@@ -328,6 +328,7 @@ LintConfig LintConfig::defaults() {
       ".*(class|vocab|feature|channel|hidden|embed|kernel|bucket|width|height).*",
       "lr|.*_lr|lr_.*"};
   config.maskNames = {".*mask.*", "(is_)?valid", "keep"};
+  config.modelNames = {".*(grad|param|optim|momentum).*"};
   config.dataNames = {
       ".*(batch|shard|sample|token|item|example|dataset|input|target|label|mask).*"};
   return config;
@@ -392,7 +393,7 @@ bool parseConfig(std::string_view text, std::string_view origin, LintConfig &con
   for (auto [key, patterns] :
        {std::pair{"rank-names", &config.rankNames}, std::pair{"size-names", &config.sizeNames},
         std::pair{"count-names", &config.countNames}, std::pair{"data-names", &config.dataNames},
-        std::pair{"mask-names", &config.maskNames},
+        std::pair{"mask-names", &config.maskNames}, std::pair{"model-names", &config.modelNames},
         std::pair{"global-count-names", &config.globalCountNames},
         std::pair{"non-count-names", &config.nonCountNames}})
     if (root.contains(key) && !parsePatterns(root.at(key), key, *patterns, problem))

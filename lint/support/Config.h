@@ -78,6 +78,10 @@ struct LintConfig {
   // that a condition may not depend on. Other containers (parameters, buckets) are assumed to have
   // the same size on every rank.
   std::vector<std::string> dataNames;
+  // The model's state (gradients, parameters, optimizer state): containers as large on every
+  // rank, whose size is no count of items even when a data name is part of theirs
+  // (`token_embedding_grads`).
+  std::vector<std::string> modelNames;
   // Boolean masks of valid items: their sum is a count.
   std::vector<std::string> maskNames;
   // Integers that divide a floating value without being a count of items (a step number, a

@@ -267,3 +267,24 @@ double tp_mpi_divided_by_a_batch_size_parameter(double loss_sum, int batch_size,
   allreduce_average(&mean, comm); // expect: uncompensated-mean
   return mean;
 }
+
+// The model's gradients are as many on every rank, whatever data name is part of theirs.
+double tn_mpi_mean_square_of_embedding_gradients(const std::vector<double> &token_embedding_grads,
+                                                 MPI_Comm comm) {
+  double sum = 0.0;
+  for (double g : token_embedding_grads)
+    sum += g * g;
+  double mean = sum / token_embedding_grads.size();
+  allreduce_average(&mean, comm);
+  return mean;
+}
+
+double tp_mpi_mean_of_this_ranks_token_losses(const std::vector<double> &token_losses,
+                                              MPI_Comm comm) {
+  double sum = 0.0;
+  for (double l : token_losses)
+    sum += l;
+  double mean = sum / token_losses.size();
+  allreduce_average(&mean, comm); // expect: uncompensated-mean
+  return mean;
+}

@@ -7,6 +7,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace collcheck::lint {
 namespace {
@@ -21,11 +22,30 @@ bool divergent(const ControlDependence &dep, bool onSubCommunicator) {
   return !(onSubCommunicator && v.rankDerived && !v.countDerived);
 }
 
+// The collective whose output differs from rank to rank (a prefix, a piece of a scatter), if the
+// value came from one.
+std::string leftDifferentBy(const clang::Stmt *at) {
+  const auto *call = llvm::dyn_cast_or_null<clang::CallExpr>(at);
+  const clang::FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+  if (!callee || !callee->getIdentifier())
+    return "";
+  llvm::StringRef name = callee->getName();
+  return llvm::StringSwitch<bool>(name)
+                 .Cases("MPI_Scan", "MPI_Exscan", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", true)
+                 .Cases("MPI_Alltoall", "ncclGather", "ncclScatter", "ncclAlltoAll", true)
+                 .Default(false)
+             ? name.str()
+             : "";
+}
+
 std::string dependsOn(const Value &v, const clang::ASTContext &context) {
   if (v.rootOnly && v.rankSource.subject)
     return quoted(v.rankSource.subject) + ", a reduce's result, which only its root receives";
   if (v.rootOnly)
     return "a reduce's result, which only its root receives";
+  if (v.rankDerived && v.rankSource.subject)
+    if (std::string by = leftDifferentBy(v.rankSource.at); !by.empty())
+      return quoted(v.rankSource.subject) + ", which " + by + " leaves different on each rank";
   if (v.rankDerived)
     return v.rankSource.subject ? "the rank (" + quoted(v.rankSource.subject) + ")" : "the rank";
   // `batches.size()`: name the size, not the container.

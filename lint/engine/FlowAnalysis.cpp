@@ -1915,9 +1915,17 @@ private:
           }
       return v;
     }
+    // Defaulted arguments (a container's allocator) say nothing about the value: `string(p)` is
+    // what p points to, `vector(n, x)` copies of x.
     std::vector<Value> args;
     for (const Expr *arg : construct->arguments())
-      args.push_back(eval(arg));
+      if (!isa<CXXDefaultArgExpr>(arg))
+        args.push_back(eval(arg));
+    if (args.empty()) {
+      Value v = Value::uniformConstant(0);
+      v.constant.reset();
+      return v;
+    }
     bool listInit = isa<CXXStdInitializerListExpr>(construct->getArg(0)->IgnoreImplicit());
     if (args.size() == 1 &&
         (!isStdContainer(record) || listInit || ctor->isCopyOrMoveConstructor()))
@@ -2626,8 +2634,14 @@ private:
       return Value::uniformConstant(0);
     if (spec.kind == CollectiveKind::Other) {
       commCreation(callee, args, values);
-      if (outExpr && outExpr != sendExpr)
-        writeAll(pointeeLocations(outExpr), Value{});
+      if (outExpr && outExpr != sendExpr) {
+        // What a scan, a scatter, a gather or an all-to-all leaves differs from rank to rank (a
+        // prefix, a piece, the root's whole): a condition on it depends on the rank.
+        Value out;
+        out.rankDerived = true;
+        out.rankSource = {call, coreDecl(outExpr)};
+        writeAll(pointeeLocations(outExpr), out);
+      }
       return Value::uniformConstant(0);
     }
 

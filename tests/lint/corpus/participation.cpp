@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -499,4 +500,30 @@ void tn_mpi_abort_before_the_collective(long n_valid, double *grad, int len, MPI
   if (n_valid < 0)
     MPI_Abort(comm, 1); // ends every rank's process: nobody is left waiting
   MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tp_rank_from_the_environment_as_a_string(double *x, MPI_Comm comm) {
+  std::string rank = std::getenv("RANK");
+  if (rank == "0")
+    MPI_Bcast(x, 1, MPI_DOUBLE, 0, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_rank_from_the_environment_through_stoi(double *x, MPI_Comm comm) {
+  int rank = std::stoi(std::getenv("OMPI_COMM_WORLD_RANK"));
+  if (rank == 0)
+    MPI_Bcast(x, 1, MPI_DOUBLE, 0, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// An exclusive prefix sum is 0 on the first rank only, like a rank.
+void tp_condition_on_an_exclusive_scan(double *x, int n_valid, MPI_Comm comm) {
+  int before = 0;
+  MPI_Exscan(&n_valid, &before, 1, MPI_INT, MPI_SUM, comm);
+  if (before == 0)
+    MPI_Bcast(x, 1, MPI_DOUBLE, 0, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tn_condition_on_a_broadcast_value(double *x, int flag, MPI_Comm comm) {
+  MPI_Bcast(&flag, 1, MPI_INT, 0, comm);
+  if (flag == 0)
+    MPI_Bcast(x, 1, MPI_DOUBLE, 0, comm);
 }

@@ -216,6 +216,28 @@ bool isNoReturnCall(const Expr *e) {
   return callee && callee->isNoReturn();
 }
 
+// Whether `s` assigns `param`, steps it or takes its address: then its value at the end of the
+// function is not the argument's.
+bool writes(const Stmt *s, const ParmVarDecl *param) {
+  if (!s)
+    return false;
+  auto names = [&](const Expr *e) {
+    const auto *ref = dyn_cast_or_null<DeclRefExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
+    return ref && ref->getDecl() == param;
+  };
+  if (const auto *binary = dyn_cast<BinaryOperator>(s);
+      binary && binary->isAssignmentOp() && names(binary->getLHS()))
+    return true;
+  if (const auto *unary = dyn_cast<UnaryOperator>(s);
+      unary && (unary->isIncrementDecrementOp() || unary->getOpcode() == UO_AddrOf) &&
+      names(unary->getSubExpr()))
+    return true;
+  for (const Stmt *child : s->children())
+    if (writes(child, param))
+      return true;
+  return false;
+}
+
 bool isMpiAbort(const Expr *e) {
   const auto *call = dyn_cast_or_null<CallExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
   const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
@@ -397,7 +419,7 @@ private:
     // whose body throws or exits otherwise) guards what follows the call as that test would.
     for (unsigned i = 0; i < count && i < argExprs.size() && final.reachable; ++i) {
       const ParmVarDecl *param = definition->getParamDecl(i);
-      if (!param->getType()->isBooleanType())
+      if (!param->getType()->isBooleanType() || writes(definition->getBody(), param))
         continue;
       auto it = final.values.find(keyOf(param));
       if (it != final.values.end() && it->second.nonZero)

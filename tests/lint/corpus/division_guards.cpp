@@ -203,3 +203,21 @@ double tp_a_named_test_of_something_else_is_no_guard(double total, long n, MPI_C
     return 0.0;
   return total / N; // expect: unguarded-reduced-count-division
 }
+
+namespace {
+
+// Throws unless either holds: returning says nothing about `ok` alone.
+void require_any(bool ok, bool fallback, const char *what) {
+  ok = ok || fallback;
+  if (!ok)
+    throw std::runtime_error(what);
+}
+
+} // namespace
+
+double tp_a_check_that_widens_its_argument_is_no_guard(double total, long n, bool resume,
+                                                       MPI_Comm comm) {
+  long N = all_reduced_count(n, comm);
+  require_any(N > 0, resume, "nothing to do");
+  return total / N; // expect: unguarded-reduced-count-division
+}

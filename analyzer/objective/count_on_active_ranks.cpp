@@ -43,8 +43,7 @@ public:
     }
     if (absent.empty() || issuedBy.empty())
       return;
-    Finding f = ctx.make(id(), *c.comm, r.reference);
-    f.firstWindow = f.lastWindow = c.window->window;
+    Finding f = findingAt(ctx, id(), *c.comm, r, *c.window);
     f.severity = Severity::Error;
     f.message = "the count all-reduce of window " + std::to_string(c.window->window) +
                 " was issued only by " + describeRanks(issuedBy) + ", which still had input; " +

@@ -163,6 +163,16 @@ def cases_mpi(backend):
         assert "window 1" in f["message"], f["message"]
         assert "counts 1, 3" in detail(f, 0), f["groups"]
 
+    def exhausted_skip_windows_inferred(report):
+        # Without annotations the normalization is not declared either: what that leaves
+        # unverified is said beside it.
+        f = of(report, "count-on-active-ranks")
+        assert len(f) == 1, messages(report)
+        f = f[0]
+        assert ranks(f, "issued") == [0, 1] and ranks(f, "did not issue") == [2], f
+        assert "window 1" in f["message"], f["message"]
+        assert any("windows are inferred" in n for n in f["notes"]), f["notes"]
+
     def unequal(report):
         one(report, "uncompensated-mean")
 
@@ -229,6 +239,10 @@ def cases_mpi(backend):
         ("exhausted.count_on_active_ranks", 3,
          ["--data", "exhausted", "--exhausted-skip", "--steps", "3", "--compensate",
           "--watchdog", "3"], ["update 1 w 9.755555556"], exhausted_skip),
+        ("no_annotations.count_on_active_ranks", 3,
+         ["--data", "exhausted", "--exhausted-skip", "--steps", "3", "--compensate",
+          "--watchdog", "3", "--no-annotations"], ["update 1 w 9.755555556"],
+         exhausted_skip_windows_inferred),
         ("uneven.compensated_micro_batches", 3,
          ["--data", "uneven", "--steps", "3", "--micro-batches", "2", "--compensate"], None, clean),
         # Small integer sums beside the count (a training log's) do not replace it: the gradient

@@ -121,9 +121,4 @@ void captureValues(const Record &call, const void *buffer, bool output, void *st
          "analyzer reports the reductions it cannot verify");
 }
 
-void finishCapture(void *stream) {
-  if (stream != kNoStream)
-    finishDeviceCapture(stream);
-}
-
 } // namespace collcheck::tracer

@@ -30,9 +30,6 @@ inline bool capturesValues(const Record &rec) {
 // (device_copy.h). `kNoStream` for MPI calls: their device buffers are not captured.
 inline void *const kNoStream = reinterpret_cast<void *>(~uintptr_t{0});
 void captureValues(const Record &call, const void *buffer, bool output, void *stream);
-// After a call's captureValues: enqueues what publishes the values copied on `stream` (one host
-// function for the call's input and output together). Nothing for host-memory captures.
-void finishCapture(void *stream);
 
 // Writes the ValueCapture records of `elements` values of `call`'s type at `values` (host memory).
 void recordCapturedValues(const Record &call, const void *values, uint64_t elements, bool output,

@@ -65,13 +65,17 @@ const Driver &driver() {
   return found;
 }
 
-// Pinned staging slots, one per call whose values are in flight: its input values in the first
-// half, its output values in the second. The host function frees the slot.
+// Pinned staging slots, one per capture in flight; the host function frees its slot. The input and
+// the output of a call each have their own slot and host function: one shared host function would
+// cost the host about 11 us less per count reduction (docs/performance.md), but would run only
+// after the collective, so that a collective that hangs (the case the post-mortem is for) would
+// leave no record of its inputs.
 constexpr size_t kSlots = 256;
-constexpr size_t kSideBytes = 64 * sizeof(double);
+constexpr size_t kSlotBytes = 64 * sizeof(double);
 struct Pending {
   format::Record call;
-  uint64_t elements[2]; // input, output; 0: that side not copied
+  uint64_t elements;
+  bool output;
   unsigned char *staging;
   std::atomic<bool> busy{false};
 };
@@ -79,31 +83,24 @@ Pending pending[kSlots];
 unsigned char *staging = nullptr;
 std::atomic<uint64_t> nextSlot{0};
 std::mutex stagingMutex;
-// The calling thread's slot whose copies are enqueued and whose host function is not yet: one
-// call's input and output copies share one host function (finishDeviceCapture), since the stream
-// waits for each host function until the host has run it.
-__thread Pending *open = nullptr;
-__thread void *openStream = nullptr;
 
 bool ensureStaging(const Driver &d) {
   std::lock_guard<std::mutex> lock(stagingMutex);
   if (staging)
     return true;
   void *memory = nullptr;
-  if (!d.memHostAlloc || d.memHostAlloc(&memory, kSlots * 2 * kSideBytes, 0) != 0 || !memory)
+  if (!d.memHostAlloc || d.memHostAlloc(&memory, kSlots * kSlotBytes, 0) != 0 || !memory)
     return false;
   staging = static_cast<unsigned char *>(memory);
   for (size_t i = 0; i < kSlots; ++i)
-    pending[i].staging = staging + i * 2 * kSideBytes;
+    pending[i].staging = staging + i * kSlotBytes;
   return true;
 }
 
 void publishStaged(void *userData) {
   auto *slot = static_cast<Pending *>(userData);
-  for (int side = 0; side < 2; ++side)
-    if (slot->elements[side])
-      recordCapturedValues(slot->call, slot->staging + side * kSideBytes, slot->elements[side],
-                           side == 1, format::kFlagDeviceBuffer);
+  recordCapturedValues(slot->call, slot->staging, slot->elements, slot->output,
+                       format::kFlagDeviceBuffer);
   slot->busy.store(false, std::memory_order_release);
 }
 
@@ -130,38 +127,21 @@ bool captureFromDevice(const format::Record &call, const void *device, uint64_t 
   const Driver &d = driver();
   uint32_t elementBytes = format::dataTypeSize(static_cast<format::DataType>(call.dataType));
   if (!d.memcpyDtoHAsync || !d.launchHostFunc || elementBytes == 0 ||
-      elements * elementBytes > kSideBytes || !ensureStaging(d))
+      elements * elementBytes > kSlotBytes || !ensureStaging(d))
     return false;
-  int side = output ? 1 : 0;
-  if (open && (openStream != stream || open->elements[side] != 0))
-    finishDeviceCapture(openStream); // another call's copies, left open: not expected
-  Pending *slot = open;
-  if (!slot) {
-    slot = &pending[nextSlot.fetch_add(1, std::memory_order_relaxed) % kSlots];
-    if (slot->busy.exchange(true, std::memory_order_acquire))
-      return false; // every slot in flight: skip rather than wait
-    slot->call = call;
-    slot->elements[0] = slot->elements[1] = 0;
-  }
-  if (d.memcpyDtoHAsync(slot->staging + side * kSideBytes, reinterpret_cast<uintptr_t>(device),
-                        elements * elementBytes, stream) != 0) {
-    if (slot != open)
-      slot->busy.store(false, std::memory_order_release);
+  Pending &slot = pending[nextSlot.fetch_add(1, std::memory_order_relaxed) % kSlots];
+  if (slot.busy.exchange(true, std::memory_order_acquire))
+    return false; // every slot in flight: skip rather than wait
+  slot.call = call;
+  slot.elements = elements;
+  slot.output = output;
+  if (d.memcpyDtoHAsync(slot.staging, reinterpret_cast<uintptr_t>(device), elements * elementBytes,
+                        stream) != 0 ||
+      d.launchHostFunc(stream, publishStaged, &slot) != 0) {
+    slot.busy.store(false, std::memory_order_release);
     return false;
   }
-  slot->elements[side] = elements;
-  open = slot;
-  openStream = stream;
   return true;
-}
-
-void finishDeviceCapture(void *stream) {
-  Pending *slot = open;
-  if (!slot || stream != openStream)
-    return;
-  open = nullptr;
-  if (driver().launchHostFunc(stream, publishStaged, slot) != 0)
-    slot->busy.store(false, std::memory_order_release); // the copies' values are lost
 }
 
 } // namespace collcheck::tracer

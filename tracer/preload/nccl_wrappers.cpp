@@ -310,8 +310,6 @@ std::atomic<uint64_t> initAllOrdinal{0};
     /* Inside a group the operation runs at ncclGroupEnd: its output is not there yet. */          \
     if (captureOutput && rc == ncclSuccess && record->group == 0)                                  \
       captureValues(*record, captureOutput, true, stream);                                         \
-    if (captureInput || captureOutput) [[unlikely]]                                                \
-      finishCapture(stream);                                                                       \
     return rc;                                                                                     \
   }
 #include "nccl_collectives.def"

@@ -2,7 +2,7 @@
 // tracer must capture its input and output by copies on that stream, after the call returned,
 // without making the caller wait. Prints how many capture records existed when the call returned
 // (must be 0: the stream runs behind) for the test to check, and how many host functions the
-// tracer enqueued (one per call: each holds a real stream until the host has run it).
+// tracer enqueued (one per side: the input's is published before the collective runs).
 //
 // Built a second time with COLLCHECK_DRIVER_LOADED_LATER (nccl_device_capture_late): the driver
 // double is not linked but loaded after the tracer has already answered "no driver": an MPI count

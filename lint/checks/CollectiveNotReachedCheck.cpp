@@ -43,11 +43,11 @@ std::string dependsOn(const Value &v, const clang::ASTContext &context) {
     return quoted(v.rankSource.subject) + ", a reduce's result, which only its root receives";
   if (v.rootOnly)
     return "a reduce's result, which only its root receives";
-  if (v.rankDerived && v.rankSource.subject)
-    if (std::string by = leftDifferentBy(v.rankSource.at); !by.empty())
-      return quoted(v.rankSource.subject) + ", which " + by + " leaves different on each rank";
   if (v.rankDerived)
     return v.rankSource.subject ? "the rank (" + quoted(v.rankSource.subject) + ")" : "the rank";
+  if (v.countSource.subject)
+    if (std::string by = leftDifferentBy(v.countSource.at); !by.empty())
+      return quoted(v.countSource.subject) + ", which " + by + " leaves different on each rank";
   // `batches.size()`: name the size, not the container.
   if (llvm::isa_and_nonnull<clang::CallExpr>(v.countSource.at))
     return "'" + sourceText(v.countSource.at, context) + "', a count of this rank's items";

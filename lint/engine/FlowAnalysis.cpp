@@ -16,6 +16,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <map>
 #include <optional>
 #include <regex>
 
@@ -216,8 +217,8 @@ bool isNoReturnCall(const Expr *e) {
   return callee && callee->isNoReturn();
 }
 
-// Whether `s` assigns `param`, steps it or takes its address: then its value at the end of the
-// function is not the argument's.
+// Whether `s` assigns `param`, steps it, takes its address or binds a reference to it: then its
+// value at the end of the function may not be the argument's.
 bool writes(const Stmt *s, const ParmVarDecl *param) {
   if (!s)
     return false;
@@ -232,10 +233,32 @@ bool writes(const Stmt *s, const ParmVarDecl *param) {
       unary && (unary->isIncrementDecrementOp() || unary->getOpcode() == UO_AddrOf) &&
       names(unary->getSubExpr()))
     return true;
+  // Bound to a reference (`bool &r = ok`, `widen(ok)` taking `bool &`): writable through it.
+  if (const auto *call = dyn_cast<CallExpr>(s))
+    if (const FunctionDecl *callee = call->getDirectCallee())
+      for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i) {
+        QualType t = callee->getParamDecl(i)->getType();
+        if (t->isReferenceType() && !t.getNonReferenceType().isConstQualified() &&
+            names(call->getArg(i)))
+          return true;
+      }
+  if (const auto *decls = dyn_cast<DeclStmt>(s))
+    for (const Decl *d : decls->decls())
+      if (const auto *var = dyn_cast<VarDecl>(d);
+          var && var->getType()->isReferenceType() &&
+          !var->getType().getNonReferenceType().isConstQualified() && names(var->getInit()))
+        return true;
   for (const Stmt *child : s->children())
     if (writes(child, param))
       return true;
   return false;
+}
+
+bool isDefaultAllocator(const Expr *arg) {
+  const auto *defaulted = dyn_cast<CXXDefaultArgExpr>(arg);
+  const CXXRecordDecl *record = defaulted ? defaulted->getType()->getAsCXXRecordDecl() : nullptr;
+  return record && record->getIdentifier() && isStdDecl(record) &&
+         record->getName().ends_with("allocator");
 }
 
 bool isMpiAbort(const Expr *e) {
@@ -782,6 +805,7 @@ private:
   }
 
   void write(LocKey key, Value v, bool taint = true) {
+    lastWrite_[key] = ++writeClock_;
     if (taint)
       applyControlTaint(v);
     Frame *owner = ownerFrame(key);
@@ -1072,12 +1096,12 @@ private:
         markNonZero(s, binary->getRHS());
       return;
     }
-    // `const bool empty = N == 0; if (empty) return ...;`: a named test is the test it names.
+    // `const bool empty = N == 0; if (empty) return ...;`: a named test is the test it names, as
+    // long as nothing it read has been written since.
     if (const auto *ref = dyn_cast<DeclRefExpr>(cond))
-      if (const auto *var = dyn_cast<VarDecl>(ref->getDecl());
-          var && depth < 4 && var->hasLocalStorage() && var->getType().isConstQualified() &&
-          var->getType()->isBooleanType() && var->getInit())
-        refineInto(s, var->getInit(), truth, depth + 1);
+      if (const auto *var = dyn_cast<VarDecl>(ref->getDecl()); var && depth < 4)
+        if (auto it = namedTests_.find(var); it != namedTests_.end() && stillHolds(it->second))
+          refineInto(s, var->getInit(), truth, depth + 1);
     if (truth && (isa<DeclRefExpr>(cond) || isa<MemberExpr>(cond)))
       markNonZero(s, cond);
   }
@@ -1296,7 +1320,44 @@ private:
     return true;
   }
 
+  // The variables `e` reads, for a named test's snapshot.
+  static void variablesRead(const Stmt *e, std::vector<const VarDecl *> &out) {
+    if (!e)
+      return;
+    if (const auto *ref = dyn_cast<DeclRefExpr>(e))
+      if (const auto *var = dyn_cast<VarDecl>(ref->getDecl()))
+        out.push_back(var);
+    for (const Stmt *child : e->children())
+      variablesRead(child, out);
+  }
+
+  struct NamedTest {
+    std::vector<const VarDecl *> read;
+    uint64_t at = 0; // writeClock_ when the test was made
+  };
+
+  // A local `const bool` initialized with a test: the variables the test read, and when.
+  void rememberNamedTest(const VarDecl *var) {
+    if (isa<ParmVarDecl>(var) || !var->hasLocalStorage() || !var->getType().isConstQualified() ||
+        !var->getType()->isBooleanType() || !var->getInit())
+      return;
+    NamedTest &test = namedTests_[var];
+    test.read.clear();
+    variablesRead(var->getInit(), test.read);
+    test.at = writeClock_;
+  }
+
+  // Whether no variable `test` read has been written since (in the walk's order, which visits
+  // both sides of a branch: a write on either side counts).
+  bool stillHolds(const NamedTest &test) const {
+    return llvm::all_of(test.read, [&](const VarDecl *v) {
+      auto it = lastWrite_.find(keyOf(v));
+      return it == lastWrite_.end() || it->second <= test.at;
+    });
+  }
+
   void execVarDecl(const VarDecl *var) {
+    rememberNamedTest(var);
     const Expr *init = var->getInit();
     if (var->isStaticLocal() && init && var->getType().isConstQualified())
       return; // read through defaultFor
@@ -1937,12 +1998,14 @@ private:
           }
       return v;
     }
-    // Defaulted arguments (a container's allocator) say nothing about the value: `string(p)` is
-    // what p points to, `vector(n, x)` copies of x.
+    // A defaulted allocator says nothing about the value: `string(p)` is what p points to,
+    // `vector(n, x)` copies of x.
     std::vector<Value> args;
-    for (const Expr *arg : construct->arguments())
-      if (!isa<CXXDefaultArgExpr>(arg))
-        args.push_back(eval(arg));
+    for (const Expr *arg : construct->arguments()) {
+      Value v = eval(arg);
+      if (!isDefaultAllocator(arg))
+        args.push_back(v);
+    }
     if (args.empty()) {
       Value v = Value::uniformConstant(0);
       v.constant.reset();
@@ -2658,10 +2721,11 @@ private:
       commCreation(callee, args, values);
       if (outExpr && outExpr != sendExpr) {
         // What a scan, a scatter, a gather or an all-to-all leaves differs from rank to rank (a
-        // prefix, a piece, the root's whole): a condition on it depends on the rank.
+        // prefix, a piece, the root's whole), as a local count does: a condition on it diverges,
+        // and dividing by it forms a local mean.
         Value out;
-        out.rankDerived = true;
-        out.rankSource = {call, coreDecl(outExpr)};
+        out.countDerived = true;
+        out.countSource = {call, coreDecl(outExpr)};
         writeAll(pointeeLocations(outExpr), out);
       }
       return Value::uniformConstant(0);
@@ -2816,7 +2880,8 @@ private:
 
   Value elementCount(const Value &container, const Expr *containerExpr, const Expr *at) {
     // The model's state (gradients, parameters) is as large on every rank.
-    if (!container.uniform && namesModelState(coreDecl(containerExpr))) {
+    if (!container.uniform && !container.countDerived && !container.mask &&
+        namesModelState(coreDecl(containerExpr))) {
       Value uniform;
       uniform.uniform = true;
       return uniform;
@@ -3046,6 +3111,10 @@ private:
   FlowListener &listener_;
   std::vector<std::regex> rankNames_, sizeNames_, countNames_, globalCountNames_, dataNames_,
       maskNames_, nonCountNames_, modelNames_;
+  // Named tests (`const bool empty = N == 0`), and when each location was last written.
+  std::map<const VarDecl *, NamedTest> namedTests_;
+  std::map<LocKey, uint64_t> lastWrite_;
+  uint64_t writeClock_ = 0;
   llvm::DenseMap<const NamedDecl *, Value> named_;
   llvm::DenseMap<const NamedDecl *, bool> localData_;
   llvm::DenseSet<const VarDecl *> evaluatingGlobals_;

@@ -325,10 +325,12 @@ LintConfig LintConfig::defaults() {
   // and data dimensions (the same on every rank).
   config.nonCountNames = {
       ".*(step|iter|epoch|warmup|seed|dim|layer|head|stride|scale|factor).*",
-      ".*(class|vocab|feature|channel|hidden|embed|kernel|bucket|width|height).*",
+      "(.*_)?(classes|class|vocab|features?|channels?|hidden|embed(ding)?s?|kernels?|"
+      "buckets?|width|height)(_.*)?",
       "lr|.*_lr|lr_.*"};
   config.maskNames = {".*mask.*", "(is_)?valid", "keep"};
-  config.modelNames = {".*(grad|param|optim|momentum).*"};
+  config.modelNames = {"(.*_)?(grads?|gradients?|params?|parameters?|optim(izer)?s?|momentum|"
+                       "moments?)(_.*)?"};
   config.dataNames = {
       ".*(batch|shard|sample|token|item|example|dataset|input|target|label|mask).*"};
   return config;

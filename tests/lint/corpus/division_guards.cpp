@@ -221,3 +221,33 @@ double tp_a_check_that_widens_its_argument_is_no_guard(double total, long n, boo
   require_any(N > 0, resume, "nothing to do");
   return total / N; // expect: unguarded-reduced-count-division
 }
+
+double tp_a_named_test_of_a_count_reduced_again_since(double total, long n, long m,
+                                                      MPI_Comm comm) {
+  long N = all_reduced_count(n, comm);
+  const bool empty = N == 0;
+  N = all_reduced_count(m, comm);
+  if (empty)
+    return 0.0;
+  return total / N; // expect: unguarded-reduced-count-division
+}
+
+namespace {
+
+void widen(bool &ok, bool fallback) { ok = ok || fallback; }
+
+// Throws unless either holds, through a helper that takes the flag by reference.
+void require_either(bool ok, bool fallback, const char *what) {
+  widen(ok, fallback);
+  if (!ok)
+    throw std::runtime_error(what);
+}
+
+} // namespace
+
+double tp_a_check_that_widens_its_argument_by_reference_is_no_guard(double total, long n,
+                                                                    bool resume, MPI_Comm comm) {
+  long N = all_reduced_count(n, comm);
+  require_either(N > 0, resume, "nothing to do");
+  return total / N; // expect: unguarded-reduced-count-division
+}

@@ -288,3 +288,10 @@ double tp_mpi_mean_of_this_ranks_token_losses(const std::vector<double> &token_l
   allreduce_average(&mean, comm); // expect: uncompensated-mean
   return mean;
 }
+
+// Classified items are no classes: their count still forms a local mean.
+double tp_mpi_mean_over_classified_items(double loss_sum, int n_classified, MPI_Comm comm) {
+  double mean = loss_sum / n_classified;
+  allreduce_average(&mean, comm); // expect: uncompensated-mean
+  return mean;
+}

@@ -527,3 +527,14 @@ void tn_condition_on_a_broadcast_value(double *x, int flag, MPI_Comm comm) {
   if (flag == 0)
     MPI_Bcast(x, 1, MPI_DOUBLE, 0, comm);
 }
+
+// Each rank receives its own count: dividing by it forms a local mean, like any local count.
+double tp_scattered_counts_divide_a_local_sum(double loss_sum, const int *counts, MPI_Comm comm) {
+  int n_here = 0;
+  MPI_Scatter(counts, 1, MPI_INT, &n_here, 1, MPI_INT, 0, comm);
+  double mean = loss_sum / n_here, total = 0.0;
+  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return total / size;
+}

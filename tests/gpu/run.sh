@@ -45,7 +45,9 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 # NVIDIA's NCCL: the one PyTorch ships (nvidia-nccl wheel), else the toolkit's or the system's.
 find_nccl() {
   local dir
-  dir=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null)
+  dir=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null) ||
+    dir=/nonexistent
+  nccl_lib='' nccl_inc=''
   for lib in "$dir/lib" "$cuda/lib64" /usr/lib/x86_64-linux-gnu; do
     [ -e "$lib/libnccl.so.2" ] && { nccl_lib=$lib; break; }
   done
@@ -53,8 +55,8 @@ find_nccl() {
     [ -e "$inc/nccl.h" ] && { nccl_inc=$inc; break; }
   done
   echo "libnccl.so.2 in ${nccl_lib:-?}, nccl.h in ${nccl_inc:-?}"
-  grep -m3 -E "define NCCL_(MAJOR|MINOR|PATCH) " "$nccl_inc/nccl.h"
-  [ -n "${nccl_lib:-}" ] && [ -n "${nccl_inc:-}" ]
+  [ -n "${nccl_lib:-}" ] && [ -n "${nccl_inc:-}" ] &&
+    grep -m3 -E "define NCCL_(MAJOR|MINOR|PATCH) " "$nccl_inc/nccl.h"
 }
 
 configure_and_build() { # configure_and_build NCCL_INCLUDE

@@ -2872,12 +2872,12 @@ private:
     }
   }
 
-  // The number of elements of a container or tensor, or of the true entries of a mask: a count,
-  // and a rank-local one when the container holds this rank's data.
   bool namesModelState(const NamedDecl *decl) {
     return decl && decl->getIdentifier() && matchesAny(modelNames_, decl->getName());
   }
 
+  // The number of elements of a container or tensor, or of the true entries of a mask: a count,
+  // and a rank-local one when the container holds this rank's data.
   Value elementCount(const Value &container, const Expr *containerExpr, const Expr *at) {
     // The model's state (gradients, parameters) is as large on every rank.
     if (!container.uniform && !container.countDerived && !container.mask &&

@@ -126,14 +126,23 @@ def check_against_nccl_log(log_dir, header, records):
     return logged
 
 
-def check_calls(collcheck, directory, manifest_path, nccl_log):
+def the_nccl_trace(collcheck, directory, nccl_log):
+    """The one trace with NCCL calls in `directory`, its header checked and, with `nccl_log`, its
+    calls compared with NCCL's log: (records, the calls NCCL logged or None), or None."""
     traces = traces_with_nccl(collcheck, directory)
     if not ok(len(traces) == 1, f"one trace with NCCL calls in {directory} (found {len(traces)})"):
-        return
+        return None
     path, header, records = traces[0]
     check_header(path, header)
-    if nccl_log:
-        check_against_nccl_log(nccl_log, header, records)
+    logged = check_against_nccl_log(nccl_log, header, records) if nccl_log else None
+    return records, logged
+
+
+def check_calls(collcheck, directory, manifest_path, nccl_log):
+    found = the_nccl_trace(collcheck, directory, nccl_log)
+    if not found:
+        return
+    records, _ = found
     creates = [r for r in records if r["kind"] == "comm_create" and "nccl" in r["flags"]]
     ok(len(creates) == 1 and creates[0]["origin"] == "nccl_init_all" and creates[0]["size"] == 1,
        f"one NCCL communicator, from ncclCommInitAll, of size 1: {creates}")
@@ -159,12 +168,10 @@ def check_calls(collcheck, directory, manifest_path, nccl_log):
 
 
 def check_torch(collcheck, directory, manifest_path, nccl_log):
-    traces = traces_with_nccl(collcheck, directory)
-    if not ok(len(traces) == 1, f"one trace with NCCL calls in {directory} (found {len(traces)})"):
+    found = the_nccl_trace(collcheck, directory, nccl_log)
+    if not found:
         return
-    path, header, records = traces[0]
-    check_header(path, header)
-    logged = check_against_nccl_log(nccl_log, header, records) if nccl_log else None
+    records, logged = found
     got = sequenced_nccl(records)
     want = manifest(manifest_path)
     at = 0

@@ -109,8 +109,7 @@ struct Buffer {
 
 class Calls {
 public:
-  Calls(Device &device, ncclComm_t comm, FILE *manifest)
-      : device_(device), comm_(comm), manifest_(manifest) {}
+  Calls(Device &device, FILE *manifest) : device_(device), manifest_(manifest) {}
 
   Buffer floats(size_t count, float first, float step) {
     std::vector<float> host(count);
@@ -146,16 +145,14 @@ public:
     std::printf("\n");
   }
   cudaStream_t stream() const { return device_.stream(); }
-  ncclComm_t comm() const { return comm_; }
 
 private:
   Device &device_;
-  ncclComm_t comm_;
   FILE *manifest_;
 };
 
 void results(Device &device, ncclComm_t comm, FILE *manifest) {
-  Calls c(device, comm, manifest);
+  Calls c(device, manifest);
   cudaStream_t s = c.stream();
 
   Buffer in = c.floats(1024, -100.0f, 0.5f), out = c.zeros(1024, 4);
@@ -337,7 +334,7 @@ void cost(Device &device, ncclComm_t comm, long calls) {
   std::printf("ncclAllReduce is %s\n", direct == &ncclAllReduce
                                            ? "NCCL's own (nothing preloaded)"
                                            : "interposed (the tracer is preloaded)");
-  Calls c(device, comm, nullptr);
+  Calls c(device, nullptr);
   Buffer big = c.floats(1024, 1.0f, 0.0f), bigOut = c.zeros(1024, 4);
   Buffer one = c.floats(1, 1.0f, 0.0f), oneOut = c.zeros(1, 4);
   compareCosts(device, comm, "allreduce of 1024 floats", big, bigOut, calls, direct);

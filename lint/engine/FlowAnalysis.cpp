@@ -166,6 +166,64 @@ bool isStdContainer(const CXXRecordDecl *record) {
       .Default(false);
 }
 
+bool isStdPair(const CXXRecordDecl *record) {
+  return record && record->getIdentifier() && record->getName() == "pair" && isStdDecl(record);
+}
+
+// A record whose fields a value can be followed through one by one: a plain struct (its fields
+// in order), or a std::pair (`first`, `second`). Unions, classes with bases and handles are read
+// as a whole.
+const CXXRecordDecl *fieldwiseRecord(QualType type) {
+  type = type.getNonReferenceType();
+  const CXXRecordDecl *record = type->getAsCXXRecordDecl();
+  if (!record || !record->hasDefinition() || record->isUnion() || isHandleType(type))
+    return nullptr;
+  if (isStdPair(record))
+    return record;
+  return isStdDecl(record) || record->getNumBases() > 0 ? nullptr : record;
+}
+
+// The values of `record`'s fields, one per field in order; none when the counts differ.
+std::shared_ptr<const FieldValues> fieldsOf(const CXXRecordDecl *record,
+                                            llvm::ArrayRef<Value> values) {
+  if (!record)
+    return nullptr;
+  auto out = std::make_shared<FieldValues>();
+  size_t i = 0;
+  for (const FieldDecl *field : record->fields()) {
+    if (i >= values.size())
+      return nullptr;
+    Value v = values[i++];
+    v.fields.reset(); // one level: a field's own fields are read as its whole
+    out->items.emplace_back(field->getCanonicalDecl(), std::move(v));
+  }
+  return i == values.size() ? out : nullptr;
+}
+
+// `fields` as the fields of `record`: by position when they were built for another record of as
+// many fields (`std::pair<double, long> p = std::make_pair(sum, n)`); none when that cannot be.
+std::shared_ptr<const FieldValues> fieldsFor(const CXXRecordDecl *record,
+                                             std::shared_ptr<const FieldValues> fields) {
+  if (!record || !fields || fields->items.empty())
+    return nullptr;
+  if (fields->items.front().first->getParent()->getCanonicalDecl() == record->getCanonicalDecl())
+    return fields;
+  std::vector<Value> values;
+  for (const auto &item : fields->items)
+    values.push_back(item.second);
+  return fieldsOf(record, values);
+}
+
+// Field `index` of `record` (a binding's or std::get's position), or null.
+const FieldDecl *fieldAt(const CXXRecordDecl *record, unsigned index) {
+  if (!record)
+    return nullptr;
+  for (const FieldDecl *field : record->fields())
+    if (index-- == 0)
+      return field->getCanonicalDecl();
+  return nullptr;
+}
+
 bool isArithmetic(QualType type) {
   type = type.getNonReferenceType();
   return (type->isIntegralOrEnumerationType() && !type->isBooleanType()) ||
@@ -526,6 +584,12 @@ private:
       if (v.paramMask & (1u << i))
         mask |= callee.argParamMasks[i];
     v.paramMask = mask;
+    if (v.fields) {
+      auto fields = std::make_shared<FieldValues>(*v.fields);
+      for (auto &item : fields->items)
+        item.second = forCaller(std::move(item.second), callee);
+      v.fields = std::move(fields);
+    }
     if (v.pendingSum && v.pendingSum->reportDepth > frame_->depth) {
       auto moved = std::make_shared<PendingSum>(*v.pendingSum);
       moved->steps.insert(moved->steps.begin(), {callee.function, callee.callSite});
@@ -760,8 +824,13 @@ private:
     if (!var->getType()->isRecordType() || isHandleType(var->getType()))
       return whole;
     Frame *owner = ownerFrame(key);
+    const CXXRecordDecl *record = fieldwiseRecord(var->getType());
+    std::shared_ptr<FieldValues> fields;
     for (const auto &[k, v] : owner->state.values)
       if (k.first == key.first && k.second) {
+        if (record)
+          (fields ? fields : fields = std::make_shared<FieldValues>())
+              ->items.emplace_back(static_cast<const FieldDecl *>(k.second), v);
         Value field = v;
         whole.uniform = whole.uniform && field.uniform;
         whole.rankDerived |= field.rankDerived;
@@ -772,6 +841,16 @@ private:
           whole.opNamedAt = field.opNamedAt;
         }
       }
+    // In the record's order, so that values of one record compare field by field (join).
+    if (fields) {
+      llvm::SmallVector<const FieldDecl *, 4> order;
+      for (const FieldDecl *field : record->fields())
+        order.push_back(field->getCanonicalDecl());
+      llvm::sort(fields->items, [&](const auto &a, const auto &b) {
+        return llvm::find(order, a.first) < llvm::find(order, b.first);
+      });
+      whole.fields = std::move(fields);
+    }
     return whole;
   }
 
@@ -809,6 +888,11 @@ private:
     if (taint)
       applyControlTaint(v);
     Frame *owner = ownerFrame(key);
+    // A value built field by field is stored field by field: a field read later (`p.second`, a
+    // structured binding) finds its own value; readWhole puts them back together.
+    if (std::shared_ptr<const FieldValues> fields = std::move(v.fields); fields && !key.second)
+      for (const auto &[field, fieldValue] : fields->items)
+        write({key.first, field}, fieldValue, taint);
     owner->state.values[key] = std::move(v);
   }
 
@@ -838,6 +922,8 @@ private:
         out.push_back(keyOf(var));
         if (var->getType()->isReferenceType())
           appendAliases(out, keyOf(var).first, nullptr);
+      } else if (const auto *binding = dyn_cast<BindingDecl>(ref->getDecl())) {
+        return bindingLocations(binding);
       }
       return out;
     }
@@ -1365,6 +1451,7 @@ private:
       return;
     Value v = init ? eval(init) : Value{};
     v = withNamedFacts(v, var, var->getType());
+    v.fields = fieldsFor(fieldwiseRecord(var->getType()), std::move(v.fields));
     QualType type = var->getType();
     if (init && isHandleType(type)) {
       Locations targets = type->isReferenceType() ? lvalueLocations(init) : pointeeLocations(init);
@@ -1864,10 +1951,14 @@ private:
       if (list->getNumInits() == 0)
         return Value::uniformConstant(0);
       std::optional<Value> r;
+      std::vector<Value> inits;
       for (const Expr *init : list->inits()) {
         Value v = eval(init);
+        inits.push_back(v);
         r = r ? join(*r, v) : v;
       }
+      if (!list->getType()->isArrayType()) // an aggregate: `return Stats{sum, n};`
+        r->fields = fieldsOf(fieldwiseRecord(list->getType()), inits);
       return *r;
     }
     case Stmt::CXXConstructExprClass:
@@ -1915,6 +2006,8 @@ private:
       v.uniform = true;
       return v;
     }
+    if (const auto *binding = dyn_cast<BindingDecl>(decl))
+      return evalBinding(binding);
     const auto *var = dyn_cast<VarDecl>(decl);
     if (!var)
       return Value{};
@@ -1929,6 +2022,44 @@ private:
         return *r;
       }
     return readWhole(var);
+  }
+
+  // Where a structured binding lives: the field it names of the variable decomposed (a struct's
+  // member, or a std::pair's element, which the language reaches through get<I>), or of what
+  // that variable refers to (`auto &[a, b] = p`). Empty for arrays, tuples and classes with bases.
+  Locations bindingLocations(const BindingDecl *binding) {
+    Locations out;
+    const auto *decomposed = dyn_cast_or_null<DecompositionDecl>(binding->getDecomposedDecl());
+    const CXXRecordDecl *record = decomposed ? fieldwiseRecord(decomposed->getType()) : nullptr;
+    if (!record)
+      return out;
+    unsigned index = 0;
+    for (const BindingDecl *b : decomposed->bindings()) {
+      if (b == binding)
+        break;
+      ++index;
+    }
+    const FieldDecl *field = fieldAt(record, index);
+    if (!field)
+      return out;
+    if (!decomposed->getType()->isReferenceType())
+      out.push_back(keyOf(decomposed, field));
+    else
+      appendAliases(out, keyOf(decomposed).first, field);
+    return out;
+  }
+
+  // A binding's value. A std::tuple's elements are not followed (its `get<I>` would read the
+  // whole tuple, the join of rank and size): its binding is what its name says, like a variable of
+  // unknown origin.
+  Value evalBinding(const BindingDecl *binding) {
+    Value v;
+    if (Locations locations = bindingLocations(binding); !locations.empty())
+      v = readLocations(locations, nullptr);
+    else if (const Expr *e = binding->getBinding(); e && !binding->getHoldingVar())
+      v = eval(e); // e[I] of an array
+    v.fields.reset();
+    return withNamedFacts(v, binding, binding->getType());
   }
 
   static ReduceOpKind opForEnumerator(const EnumConstantDecl *enumerator) {
@@ -1966,17 +2097,50 @@ private:
       return eval(member->getBase());
     }
     Locations locations = lvalueLocations(member);
-    if (locations.empty()) {
-      Value base = eval(member->getBase());
-      base.op = ReduceOpKind::None;
-      return withNamedFacts(base, decl, decl->getType());
-    }
+    if (locations.empty()) // `stats().second`
+      return fieldOfValue(eval(member->getBase()), cast<FieldDecl>(decl)->getCanonicalDecl());
     std::optional<Value> r;
     for (const LocKey &k : locations) {
       Value v = readLocation(k);
       r = r ? join(*r, v) : v;
     }
     return *r;
+  }
+
+  // `std::get<I>(p)` of a std::pair: its field I.
+  static const FieldDecl *pairElement(const FunctionDecl *get, const Expr *object) {
+    const TemplateArgumentList *targs = get->getTemplateSpecializationArgs();
+    if (!targs || targs->size() == 0 || targs->get(0).getKind() != TemplateArgument::Integral)
+      return nullptr;
+    const CXXRecordDecl *record = object->getType().getNonReferenceType()->getAsCXXRecordDecl();
+    if (!isStdPair(record))
+      return nullptr;
+    return fieldAt(record, static_cast<unsigned>(targs->get(0).getAsIntegral().getZExtValue()));
+  }
+
+  // Field `field` of `object` (whose value is `whole`): where it is stored, or the field of a
+  // value built field by field, or else the whole with what the field's name says.
+  Value readField(const Expr *object, const Value &whole, const FieldDecl *field) {
+    Locations bases = lvalueLocations(object);
+    if (!bases.empty()) {
+      std::optional<Value> r;
+      for (const LocKey &b : bases) {
+        Value v = readLocation({b.first, field});
+        r = r ? join(*r, v) : v;
+      }
+      return *r;
+    }
+    return fieldOfValue(whole, field);
+  }
+
+  // Field `field` of a value held nowhere (a call's result): its own value when the value was
+  // built field by field, else the whole with what the field's name says.
+  Value fieldOfValue(Value whole, const FieldDecl *field) {
+    if (const Value *known = whole.fields ? whole.fields->find(field) : nullptr)
+      return *known;
+    whole.fields.reset();
+    whole.op = ReduceOpKind::None;
+    return withNamedFacts(whole, field, field->getType());
   }
 
   Value evalConstruct(const CXXConstructExpr *construct) {
@@ -2025,6 +2189,8 @@ private:
     Value r = args[0];
     for (size_t i = 1; i < args.size(); ++i)
       r = join(r, args[i]);
+    if (isStdPair(record)) // pair(a, b), `return {sum, n};`
+      r.fields = fieldsOf(record, args);
     return r;
   }
 
@@ -2499,6 +2665,14 @@ private:
         r.nonZero = values[0].nonZero && (values.size() < 2 || values[1].nonZero);
       return r;
     }
+    if (name == "make_pair" && values.size() == 2) {
+      Value r = join(values[0], values[1]);
+      r.fields = fieldsOf(fieldwiseRecord(call->getType()), values);
+      return r;
+    }
+    if (name == "get" && values.size() == 1)
+      if (const FieldDecl *field = pairElement(callee, args[0]))
+        return readField(args[0], values[0], field);
     if (name == "count" || name == "count_if" || name == "distance") {
       Value r = mix(values[0], values[0]);
       if (!r.uniform) {

@@ -24,7 +24,30 @@ ReduceOpKind joinOp(ReduceOpKind a, ReduceOpKind b) {
   return ReduceOpKind::Unknown;
 }
 
+// Fields known on both paths, each joined; none when the two were built differently.
+std::shared_ptr<const FieldValues> joinFields(const std::shared_ptr<const FieldValues> &a,
+                                              const std::shared_ptr<const FieldValues> &b) {
+  if (!a || !b || a == b)
+    return a == b ? a : nullptr;
+  if (a->items.size() != b->items.size())
+    return nullptr;
+  auto r = std::make_shared<FieldValues>();
+  for (size_t i = 0; i < a->items.size(); ++i) {
+    if (a->items[i].first != b->items[i].first)
+      return nullptr;
+    r->items.emplace_back(a->items[i].first, join(a->items[i].second, b->items[i].second));
+  }
+  return r;
+}
+
 } // namespace
+
+const Value *FieldValues::find(const clang::FieldDecl *field) const {
+  for (const auto &[f, v] : items)
+    if (f == field)
+      return &v;
+  return nullptr;
+}
 
 CountPowers CountPowers::operator+(CountPowers other) const {
   return {clampPower(local + other.local), clampPower(reduced + other.reduced),
@@ -83,6 +106,7 @@ Value join(const Value &a, const Value &b) {
   r.pendingSum = a.pendingSum ? a.pendingSum : b.pendingSum;
   r.paramMask = a.paramMask | b.paramMask;
   r.lambda = a.lambda ? a.lambda : b.lambda;
+  r.fields = joinFields(a.fields, b.fields);
   return r;
 }
 

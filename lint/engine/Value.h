@@ -19,6 +19,7 @@ class FunctionDecl;
 class NamedDecl;
 class Stmt;
 class CXXMethodDecl;
+class FieldDecl;
 } // namespace clang
 
 namespace collcheck::lint {
@@ -64,6 +65,8 @@ struct PendingSum {
   Origin meanFormed, normalized, countReduced;
 };
 
+struct FieldValues;
+
 struct Value {
   bool uniform = false;         // proved equal on every rank (constants, P, all-reduce results)
   bool reduced = false;         // written by a collective
@@ -85,10 +88,19 @@ struct Value {
   std::shared_ptr<const PendingSum> pendingSum;
   uint32_t paramMask = 0; // parameters of the current function the value derives from
   const clang::CXXMethodDecl *lambda = nullptr; // a closure: its call operator
+  // A struct or pair built field by field (`{sum, n}`, `std::make_pair(rank, size)`, a local whose
+  // fields were written): what each field holds, so that `.second` or a structured binding reads
+  // its own field, not the join of all of them (which the facts above still are).
+  std::shared_ptr<const FieldValues> fields;
 
   static Value uniformConstant(double value);
   // Facts that decide findings; origins are left out so that loops reach a fixed point.
   bool sameFacts(const Value &other) const;
+};
+
+struct FieldValues {
+  std::vector<std::pair<const clang::FieldDecl *, Value>> items; // canonical fields, in order
+  const Value *find(const clang::FieldDecl *field) const;
 };
 
 // The value at a control-flow merge: facts that hold on both paths, taints of either path.

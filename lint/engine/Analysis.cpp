@@ -128,6 +128,7 @@ std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const Li
   // Functions called from the main file are walked with their callers' values; the others are
   // the entry points, walked with unknown parameters.
   MainFileFunctions functions(context);
+  flow.learnRankStorage(functions.definitions);
   for (const clang::FunctionDecl *fn : functions.definitions)
     if (!functions.called.contains(fn))
       flow.analyzeRoot(fn);

@@ -426,6 +426,21 @@ public:
     runFrame(frame);
   }
 
+  // Fields and variables outside any function that some function of the file fills with the
+  // rank (`MPI_Comm_rank(comm_, &rank_)` in a constructor, `g_rank = pg.getRank()` in a setup
+  // function). A method walked on its own, or a function that reads the global, does not see
+  // that write and would take a condition on them for rank-uniform.
+  void learnRankStorage(llvm::ArrayRef<const FunctionDecl *> functions) {
+    for (const FunctionDecl *fn : functions) {
+      findRankWrites(fn->getBody());
+      if (const auto *ctor = dyn_cast<CXXConstructorDecl>(fn))
+        for (const CXXCtorInitializer *init : ctor->inits())
+          if (const FieldDecl *field = init->getMember(); field && init->getInit())
+            if (const CallExpr *query = rankQuery(init->getInit()))
+              rankStorage_.try_emplace(field->getCanonicalDecl(), Origin{query, field});
+    }
+  }
+
   bool analyzed(const FunctionDecl *function) const {
     return walked_.contains(function->getCanonicalDecl());
   }
@@ -600,6 +615,54 @@ private:
     return v;
   }
 
+  // `e` itself, stripped, when it is a call of a rank query that returns the rank.
+  const CallExpr *rankQuery(const Expr *e) const {
+    const auto *call = dyn_cast_or_null<CallExpr>(strip(e));
+    const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+    const QuerySpec *query = callee ? table_.lookup(callee).query : nullptr;
+    return query && query->what == QuerySpec::What::Rank && query->out < 0 ? call : nullptr;
+  }
+
+  // The field, or the variable outside functions, that the lvalue `e` names; null otherwise.
+  static const NamedDecl *lastingStorage(const Expr *e) {
+    e = e ? e->IgnoreParenImpCasts() : nullptr;
+    if (const auto *member = dyn_cast_or_null<MemberExpr>(e))
+      if (const auto *field = dyn_cast<FieldDecl>(member->getMemberDecl()))
+        return field->getCanonicalDecl();
+    if (const auto *ref = dyn_cast_or_null<DeclRefExpr>(e))
+      if (const auto *var = dyn_cast<VarDecl>(ref->getDecl());
+          var && var->hasGlobalStorage() && !var->isLocalVarDecl())
+        return var->getCanonicalDecl();
+    return nullptr;
+  }
+
+  void findRankWrites(const Stmt *s) {
+    if (!s)
+      return;
+    for (const Stmt *child : s->children())
+      findRankWrites(child);
+    const NamedDecl *storage = nullptr;
+    const Expr *at = nullptr;
+    if (const auto *call = dyn_cast<CallExpr>(s)) {
+      const FunctionDecl *callee = call->getDirectCallee();
+      const QuerySpec *query = callee ? table_.lookup(callee).query : nullptr;
+      if (query && query->what == QuerySpec::What::Rank && query->out >= 0 &&
+          query->out < static_cast<int>(call->getNumArgs()))
+        if (const auto *address =
+                dyn_cast<UnaryOperator>(call->getArg(query->out)->IgnoreParenImpCasts());
+            address && address->getOpcode() == UO_AddrOf) {
+          storage = lastingStorage(address->getSubExpr());
+          at = call;
+        }
+    } else if (const auto *assign = dyn_cast<BinaryOperator>(s);
+               assign && assign->getOpcode() == BO_Assign) {
+      at = rankQuery(assign->getRHS());
+      storage = at ? lastingStorage(assign->getLHS()) : nullptr;
+    }
+    if (storage)
+      rankStorage_.try_emplace(storage, Origin{at, storage});
+  }
+
   // Variables that a function sends as the integer data of a reduction are local counts.
   void collectCountEvidence(const Stmt *s) {
     if (!s)
@@ -731,7 +794,7 @@ private:
       Value whole = key.first == kThis ? Value{} : readLocation({key.first, nullptr});
       whole.op = ReduceOpKind::None;
       whole.lambda = nullptr;
-      return withNamedFacts(whole, field, field->getType());
+      return withRankStorage(withNamedFacts(whole, field, field->getType()), field);
     }
     const auto *decl = static_cast<const Decl *>(key.first);
     if (key.first == kThis || !decl)
@@ -769,7 +832,20 @@ private:
       if (var->getName().starts_with("ompi_mpi_"))
         return Value::uniformConstant(0); // datatypes and communicators of Open MPI
     }
-    return withNamedFacts(Value{}, var, var->getType());
+    return withRankStorage(withNamedFacts(Value{}, var, var->getType()), var);
+  }
+
+  // A field or global some function of the file fills with the rank (learnRankStorage), read
+  // where the walk has not seen that write.
+  Value withRankStorage(Value v, const Decl *storage) const {
+    auto it = rankStorage_.find(storage->getCanonicalDecl());
+    if (it == rankStorage_.end() || v.rankDerived)
+      return v;
+    v.uniform = false;
+    v.rankDerived = true;
+    v.exactRank = true;
+    v.rankSource = it->second;
+    return v;
   }
 
   // ---- locations ----------------------------------------------------------------------------
@@ -3292,6 +3368,9 @@ private:
   llvm::DenseMap<const NamedDecl *, Value> named_;
   llvm::DenseMap<const NamedDecl *, bool> localData_;
   llvm::DenseSet<const VarDecl *> evaluatingGlobals_;
+  // Fields and variables outside functions that a function of the file fills with the rank, and
+  // where (learnRankStorage).
+  llvm::DenseMap<const Decl *, Origin> rankStorage_;
   llvm::DenseSet<const FunctionDecl *> walked_;
   llvm::SmallPtrSet<const CXXMethodDecl *, 8> lambdas_;
   Frame *frame_ = nullptr;
@@ -3308,6 +3387,10 @@ FlowAnalysis::FlowAnalysis(ASTContext &context, const LintConfig &config, const 
 FlowAnalysis::~FlowAnalysis() = default;
 
 void FlowAnalysis::analyzeRoot(const FunctionDecl *function) { walker_->analyzeRoot(function); }
+
+void FlowAnalysis::learnRankStorage(llvm::ArrayRef<const FunctionDecl *> functions) {
+  walker_->learnRankStorage(functions);
+}
 
 bool FlowAnalysis::analyzed(const FunctionDecl *function) const {
   return walker_->analyzed(function);

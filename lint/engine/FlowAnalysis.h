@@ -14,6 +14,8 @@
 #include "engine/CollectiveSignature.h"
 #include "engine/ReducerTable.h"
 
+#include <llvm/ADT/ArrayRef.h>
+
 #include <memory>
 #include <vector>
 
@@ -39,6 +41,9 @@ public:
                CollectiveSignatures &signatures, FlowListener &listener);
   ~FlowAnalysis();
 
+  // Before the walks: the fields and globals that `functions` fill with the rank, so that a
+  // function reading them where the walk has not seen the write still knows what they hold.
+  void learnRankStorage(llvm::ArrayRef<const clang::FunctionDecl *> functions);
   void analyzeRoot(const clang::FunctionDecl *function);
   // Walked as a root or from a caller.
   bool analyzed(const clang::FunctionDecl *function) const;

@@ -69,6 +69,7 @@ def main():
     for option in ("collcheck", "preload", "programs", "mpirun", "work"):
         p.add_argument("--" + option, required=True)
     p.add_argument("--nccl", action="store_true", help="also the NCCL programs (test double)")
+    p.add_argument("--fortran", help="folder of the Fortran programs (MPI's Fortran bindings)")
     args = p.parse_args()
     failures = []
     passed = 0
@@ -178,6 +179,20 @@ def main():
             assert status == 1
 
         case("nccl_sendrecv", "nccl_job", ["sendrecv"], 10, None, sendrecv)
+
+    if args.fortran:
+        for program in ("mpi_fortran", "mpi_fortran_f08"):
+            path = os.path.join(args.fortran, program)
+            case(f"{program}_correct", path, [], 60, False, expect_clean)
+
+            def fortran_count(status, report):
+                found = of(report, "count-mismatch")
+                assert len(found) == 1, [f["message"] for f in report["findings"]]
+                assert ranks(found[0], "differs") == [1], found[0]
+                assert found[0]["seq"]["first"] == 3, found[0]
+                assert status == 1
+
+            case(f"{program}_count", path, ["count"], 5, None, fortran_count)
 
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0

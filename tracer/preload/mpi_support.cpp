@@ -116,6 +116,57 @@ size_t typeSlot(uintptr_t handle) {
 }
 static_assert(kTypeCacheSlots == size_t{1} << 8);
 
+// Fortran's named types, whose sizes follow the compiler's defaults (gfortran's
+// -fdefault-integer-8, -fdefault-real-8): recorded as the C type of the size the library gives
+// them, so that the same data sent from C and from Fortran compares equal. LOGICAL (no C type of
+// its size and meaning) and 16-byte reals (IEEE quad, not x87's long double) stay unknown.
+enum class Family { Integer, Real, Complex, Character, Pair };
+struct FortranTypeName {
+  std::string_view name;
+  Family family;
+};
+constexpr FortranTypeName kFortranTypes[] = {
+    {"MPI_INTEGER", Family::Integer},
+    {"MPI_INTEGER1", Family::Integer},
+    {"MPI_INTEGER2", Family::Integer},
+    {"MPI_INTEGER4", Family::Integer},
+    {"MPI_INTEGER8", Family::Integer},
+    {"MPI_REAL", Family::Real},
+    {"MPI_DOUBLE_PRECISION", Family::Real},
+    {"MPI_REAL2", Family::Real},
+    {"MPI_REAL4", Family::Real},
+    {"MPI_REAL8", Family::Real},
+    {"MPI_COMPLEX8", Family::Complex},
+    {"MPI_COMPLEX16", Family::Complex},
+    {"MPI_CHARACTER", Family::Character},
+    {"MPI_2INTEGER", Family::Pair},
+    {"MPI_2REAL", Family::Pair},
+    {"MPI_2DOUBLE_PRECISION", Family::Pair},
+};
+
+DataType fortranType(Family family, int bytes) {
+  switch (family) {
+  case Family::Integer:
+    return bytes == 1   ? DataType::Int8
+           : bytes == 2 ? DataType::Int16
+           : bytes == 4 ? DataType::Int32
+           : bytes == 8 ? DataType::Int64
+                        : DataType::Unknown;
+  case Family::Real:
+    return bytes == 2   ? DataType::Float16
+           : bytes == 4 ? DataType::Float32
+           : bytes == 8 ? DataType::Float64
+                        : DataType::Unknown;
+  case Family::Complex:
+    return bytes == 8 ? DataType::Complex32 : bytes == 16 ? DataType::Complex64 : DataType::Unknown;
+  case Family::Character:
+    return bytes == 1 ? DataType::Char : DataType::Unknown;
+  case Family::Pair:
+    return DataType::Pair;
+  }
+  return DataType::Unknown;
+}
+
 DataType nameToType(MPI_Datatype type) {
   char name[MPI_MAX_OBJECT_NAME] = {};
   int length = 0;
@@ -124,6 +175,9 @@ DataType nameToType(MPI_Datatype type) {
   for (const TypeName &t : kTypes)
     if (t.name == name)
       return t.type;
+  for (const FortranTypeName &t : kFortranTypes)
+    if (t.name == name)
+      return fortranType(t.family, typeSize(type));
   return DataType::Unknown;
 }
 
@@ -276,6 +330,58 @@ void recordCreated(MPI_Comm parent, MPI_Comm created, format::CommOrigin origin,
   if (CommState *state = registerMpiComm(created, id))
     recordCommCreate(*state, parentState->id, origin, color, ordinal, members, 0);
 }
+
+Record *startInit(int required) {
+  Record *record = beginRecord(Kind::Init);
+  if (record && required >= 0)
+    record->count = static_cast<uint64_t>(required);
+  publish(record);
+  return record;
+}
+
+void finishInit(Record *record, bool outermost, bool ok, int threadLevel) {
+  if (ok && outermost)
+    afterInit(threadLevel);
+  endRecord(record, !ok);
+}
+
+Record *startFinalize() {
+  Record *record = beginRecord(Kind::Finalize);
+  publish(record);
+  return record;
+}
+
+void finishFinalize(Record *record, bool outermost, bool ok) {
+  endRecord(record, !ok);
+  if (outermost)
+    markFinished();
+}
+
+// MPI_Comm_create_group is collective over the group only, so the parent's creation ordinal would
+// differ between members and non-members: its id comes from the member list, the parent and the
+// tag instead, with an ordinal among those (the same group and tag may be used again).
+void recordCreatedFromGroup(MPI_Comm parent, int tag, MPI_Comm created) {
+  if (created == nullComm())
+    return;
+  CommState *parentState = commOf(parent);
+  std::vector<int32_t> members = worldMembers(created);
+  uint64_t parentId = parentState ? parentState->id : 0;
+  uint64_t ordinal = ordinalAmongMembers(
+      members, mix64(parentId ^ mix64(static_cast<uint64_t>(static_cast<uint32_t>(tag)) + 1)));
+  uint64_t id = childCommId(parentId, ordinal, CommOrigin::CreateGroup, tag, members);
+  int rank = -1, size = -1;
+  COLLCHECK_PMPI(MPI_Comm_rank)(created, &rank);
+  COLLCHECK_PMPI(MPI_Comm_size)(created, &size);
+  if (CommState *state = registerComm(reinterpret_cast<uintptr_t>(created), id, rank, size))
+    recordCommCreate(*state, parentId, CommOrigin::CreateGroup, tag, ordinal, members, 0);
+}
+
+void startRelease(MPI_Comm handle, format::CommReleaseHow how) {
+  if (CommState *state = findComm(reinterpret_cast<uintptr_t>(handle)))
+    recordCommRelease(*state, how, 0);
+}
+
+void finishRelease(MPI_Comm handle) { releaseComm(reinterpret_cast<uintptr_t>(handle)); }
 
 void afterInit(int threadLevel) {
   int rank = -1, size = -1;

@@ -59,6 +59,12 @@ inline CommState *commOf(MPI_Comm comm) {
     return state;
   return commOfSlow(comm);
 }
+// The length of a v-collective's count arrays: the group the counts are exchanged with, which is
+// the remote group of an intercommunicator.
+inline int peers(const CommState *comm) {
+  return comm->remoteSize >= 0 ? comm->remoteSize : comm->size;
+}
+
 // World ranks of the members of `comm`, in comm rank order (local calls only: group translation).
 std::vector<int32_t> worldMembers(MPI_Comm comm);
 
@@ -76,5 +82,22 @@ void recordCreated(MPI_Comm parent, MPI_Comm created, format::CommOrigin origin,
 
 // Called by MPI_Init / MPI_Init_thread after the real call succeeded.
 void afterInit(int threadLevel);
+
+// The halves of the wrappers below that the C and the Fortran bindings share; each runs only in
+// the outermost intercepted call (CallScope), as its caller checks.
+// MPI_Init, MPI_Init_thread: the Init record (`required`: the thread level asked for, -1 for
+// MPI_Init); after the call, the world's registration where it succeeded.
+Record *startInit(int required);
+void finishInit(Record *record, bool outermost, bool ok, int threadLevel);
+// MPI_Finalize: its record; after the call, the file marked finished.
+Record *startFinalize();
+void finishFinalize(Record *record, bool outermost, bool ok);
+// MPI_Comm_create_group, after the call succeeded.
+void recordCreatedFromGroup(MPI_Comm parent, int tag, MPI_Comm created);
+// MPI_Comm_free and MPI_Comm_disconnect end a communicator's life: its release is recorded before
+// the call, and its handle forgotten after it succeeded, so that a communicator the library later
+// gives the same address is registered afresh instead of being taken for the dead one.
+void startRelease(MPI_Comm handle, format::CommReleaseHow how);
+void finishRelease(MPI_Comm handle);
 
 } // namespace collcheck::tracer::mpi

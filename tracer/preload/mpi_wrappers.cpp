@@ -1,8 +1,7 @@
 // The exported MPI_* wrappers: generated from mpi_collectives.def for the collectives, written out
-// for initialization and communicator management. Each wrapper records, forwards to PMPI_*, and
-// stamps the duration; all policy lives in the core.
-#include "capture.h"
-#include "mpi_support.h"
+// for initialization and communicator management. Each wrapper records (start<Name>, also used by
+// the Fortran bindings), forwards to PMPI_*, and stamps the duration; all policy lives in the core.
+#include "mpi_recording.h"
 
 namespace collcheck::tracer::mpi {
 namespace {
@@ -57,10 +56,6 @@ void fillRecvSide(Record &rec, const void *recvbuf, int recvcount, MPI_Datatype 
     fillRooted(rec, recvcount, recvtype, root);
   }
 }
-
-// The length of a v-collective's count arrays: the group the counts are exchanged with, which is
-// the remote group of an intercommunicator.
-int peers(const CommState *comm) { return comm->remoteSize >= 0 ? comm->remoteSize : comm->size; }
 
 uint64_t total(const int counts[], const CommState *comm, bool localGroup = false) {
   uint64_t sum = 0;
@@ -164,9 +159,6 @@ using namespace collcheck::tracer;
 using namespace collcheck::tracer::mpi;
 namespace format = collcheck::format;
 
-#define COLLCHECK_WITH_REQUEST(...) (__VA_ARGS__, MPI_Request * request)
-#define COLLCHECK_WITH_REQUEST_ARG(...) (__VA_ARGS__, request)
-
 // CAPTURING(input, output) in a fill names the buffers of a call whose values may be captured.
 #define CAPTURING(input, output)                                                                   \
   do {                                                                                             \
@@ -174,56 +166,65 @@ namespace format = collcheck::format;
     captureOutput = (output);                                                                      \
   } while (0)
 
-#define COLLCHECK_MPI_WRAPPER(name, kind, params, args, fill, extraFlags)                          \
+// record<Name>: the recording half of a wrapper, inlined into the C wrapper, and behind
+// start<Name> for the Fortran bindings (mpi_fortran.cpp). Its parameters are the C function's; a
+// fill reads only some of them.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define COLLCHECK_MPI_START(name, kind, params, args, fill, extraFlags)                            \
+  static inline Started record##name params {                                                      \
+    Started started;                                                                               \
+    started.record = reserveSlot();                                                                \
+    if (!started.record) [[unlikely]]                                                              \
+      return started;                                                                              \
+    const void *captureInput = nullptr, *captureOutput = nullptr;                                  \
+    CommState *state = commOf(comm);                                                               \
+    Record rec{};                                                                                  \
+    stampCall(rec, format::Kind::kind, state);                                                     \
+    if (state && state->remoteSize >= 0) [[unlikely]]                                              \
+      rec.flags |= format::kFlagIntercomm;                                                         \
+    fill;                                                                                          \
+    rec.flags |= (extraFlags);                                                                     \
+    commit(*started.record, rec);                                                                  \
+    if (capturesValues(rec)) [[unlikely]] {                                                        \
+      captureValues(rec, captureInput, false, kNoStream);                                          \
+      /* A nonblocking call's output is not ready when it returns. */                              \
+      if (!((extraFlags)&format::kFlagNonBlocking))                                                \
+        started.captureOutput = captureOutput;                                                     \
+    }                                                                                              \
+    return started;                                                                                \
+  }                                                                                                \
+  Started collcheck::tracer::mpi::start##name params { return record##name args; }
+#define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
+                   fill)                                                                           \
+  COLLCHECK_MPI_START(blocking, kind, params, args, fill, 0)                                       \
+  COLLCHECK_MPI_START(nonblocking, kind, COLLCHECK_WITH_REQUEST params,                            \
+                      COLLCHECK_WITH_REQUEST_ARG args, fill, format::kFlagNonBlocking)
+#include "mpi_collectives.def"
+#undef COLLECTIVE
+#pragma GCC diagnostic pop
+
+#define COLLCHECK_MPI_WRAPPER(name, params, args)                                                  \
   COLLCHECK_EXPORT int MPI_##name params {                                                         \
     static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
     const auto real = resolved.get();                                                              \
     if (!real) [[unlikely]]                                                                        \
       return missingReal("PMPI_" #name " not found; is this an MPI program?");                     \
     CallScope scope;                                                                               \
-    Record *record = scope.outermost() ? reserveSlot() : nullptr;                                  \
-    const void *captureInput = nullptr, *captureOutput = nullptr;                                  \
-    if (record) [[likely]] {                                                                       \
-      CommState *state = commOf(comm);                                                             \
-      Record rec{};                                                                                \
-      stampCall(rec, format::Kind::kind, state);                                                   \
-      if (state && state->remoteSize >= 0) [[unlikely]]                                            \
-        rec.flags |= format::kFlagIntercomm;                                                       \
-      fill;                                                                                        \
-      rec.flags |= (extraFlags);                                                                   \
-      commit(*record, rec);                                                                        \
-      if (!capturesValues(rec)) [[likely]]                                                         \
-        captureInput = captureOutput = nullptr;                                                    \
-      else                                                                                         \
-        captureValues(rec, captureInput, false, kNoStream);                                        \
-    }                                                                                              \
+    Started started = scope.outermost() ? record##name args : Started{};                           \
     int rc = real args;                                                                            \
-    endRecord(record, rc != MPI_SUCCESS);                                                          \
-    /* A nonblocking call's output is not ready when it returns. */                                \
-    if (captureOutput && rc == MPI_SUCCESS && !((extraFlags)&format::kFlagNonBlocking))            \
-      captureValues(*record, captureOutput, true, kNoStream);                                      \
+    finish(started, rc != MPI_SUCCESS);                                                            \
     return rc;                                                                                     \
   }
 
-#define COLLECTIVE(blocking, nonblocking, kind, params, args, fill)                                \
-  COLLCHECK_MPI_WRAPPER(blocking, kind, params, args, fill, 0)                                     \
-  COLLCHECK_MPI_WRAPPER(nonblocking, kind, COLLCHECK_WITH_REQUEST params,                          \
-                        COLLCHECK_WITH_REQUEST_ARG args, fill, format::kFlagNonBlocking)
+#define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
+                   fill)                                                                           \
+  COLLCHECK_MPI_WRAPPER(blocking, params, args)                                                    \
+  COLLCHECK_MPI_WRAPPER(nonblocking, COLLCHECK_WITH_REQUEST params, COLLCHECK_WITH_REQUEST_ARG args)
 #include "mpi_collectives.def"
 #undef COLLECTIVE
 
 // --- initialization -----------------------------------------------------------------------------
-
-namespace {
-
-// Records Init/Finalize as meta records on no communicator.
-Record *recordMeta(Kind kind) {
-  Record *r = beginRecord(kind);
-  publish(r);
-  return r;
-}
-
-} // namespace
 
 COLLCHECK_EXPORT int MPI_Init(int *argc, char ***argv) {
   static RealFunction<decltype(&PMPI_Init)> resolved("PMPI_Init");
@@ -231,11 +232,9 @@ COLLCHECK_EXPORT int MPI_Init(int *argc, char ***argv) {
   if (!real)
     return missingReal("PMPI_Init not found");
   CallScope scope;
-  Record *record = scope.outermost() ? recordMeta(Kind::Init) : nullptr;
+  Record *record = scope.outermost() ? startInit(-1) : nullptr;
   int rc = real(argc, argv);
-  if (rc == MPI_SUCCESS && scope.outermost())
-    afterInit(MPI_THREAD_SINGLE);
-  endRecord(record, rc != MPI_SUCCESS);
+  finishInit(record, scope.outermost(), rc == MPI_SUCCESS, MPI_THREAD_SINGLE);
   return rc;
 }
 
@@ -245,15 +244,9 @@ COLLCHECK_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int 
   if (!real)
     return missingReal("PMPI_Init_thread not found");
   CallScope scope;
-  Record *record = scope.outermost() ? beginRecord(Kind::Init) : nullptr;
-  if (record) {
-    record->count = static_cast<uint64_t>(required);
-    publish(record);
-  }
+  Record *record = scope.outermost() ? startInit(required) : nullptr;
   int rc = real(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS && scope.outermost())
-    afterInit(provided ? *provided : required);
-  endRecord(record, rc != MPI_SUCCESS);
+  finishInit(record, scope.outermost(), rc == MPI_SUCCESS, provided ? *provided : required);
   return rc;
 }
 
@@ -263,11 +256,9 @@ COLLCHECK_EXPORT int MPI_Finalize(void) {
   if (!real)
     return missingReal("PMPI_Finalize not found");
   CallScope scope;
-  Record *record = scope.outermost() ? recordMeta(Kind::Finalize) : nullptr;
+  Record *record = scope.outermost() ? startFinalize() : nullptr;
   int rc = real();
-  endRecord(record, rc != MPI_SUCCESS);
-  if (scope.outermost())
-    markFinished();
+  finishFinalize(record, scope.outermost(), rc == MPI_SUCCESS);
   return rc;
 }
 
@@ -299,9 +290,6 @@ COLLCHECK_COMM_CREATOR(Comm_split_type,
 COLLCHECK_COMM_CREATOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm),
                        (comm, group, newcomm), comm, *newcomm, Create, -1)
 
-// MPI_Comm_create_group is collective over the group only, so the parent's creation ordinal would
-// differ between members and non-members: its id comes from the member list, the parent and the
-// tag instead, with an ordinal among those (the same group and tag may be used again).
 COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                                            MPI_Comm *newcomm) {
   static RealFunction<decltype(&PMPI_Comm_create_group)> resolved("PMPI_Comm_create_group");
@@ -310,36 +298,21 @@ COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int t
     return missingReal("PMPI_Comm_create_group not found");
   CallScope scope;
   int rc = real(comm, group, tag, newcomm);
-  if (rc == MPI_SUCCESS && scope.outermost() && *newcomm != nullComm()) {
-    CommState *parent = commOf(comm);
-    std::vector<int32_t> members = worldMembers(*newcomm);
-    uint64_t parentId = parent ? parent->id : 0;
-    uint64_t ordinal = ordinalAmongMembers(
-        members, mix64(parentId ^ mix64(static_cast<uint64_t>(static_cast<uint32_t>(tag)) + 1)));
-    uint64_t id = childCommId(parentId, ordinal, format::CommOrigin::CreateGroup, tag, members);
-    int rank = -1, size = -1;
-    COLLCHECK_PMPI(MPI_Comm_rank)(*newcomm, &rank);
-    COLLCHECK_PMPI(MPI_Comm_size)(*newcomm, &size);
-    if (CommState *state = registerComm(reinterpret_cast<uintptr_t>(*newcomm), id, rank, size))
-      recordCommCreate(*state, parentId, format::CommOrigin::CreateGroup, tag, ordinal, members, 0);
-  }
+  if (rc == MPI_SUCCESS && scope.outermost())
+    recordCreatedFromGroup(comm, tag, *newcomm);
   return rc;
 }
 
 namespace {
 
-// MPI_Comm_free and MPI_Comm_disconnect end a communicator's life: its release is recorded, and its
-// handle forgotten, so that a communicator the library later gives the same address is registered
-// afresh instead of being taken for the dead one.
 int releaseMpiComm(int (*real)(MPI_Comm *), MPI_Comm *comm, format::CommReleaseHow how) {
   CallScope scope;
   MPI_Comm handle = comm ? *comm : nullComm();
   if (scope.outermost())
-    if (CommState *state = findComm(reinterpret_cast<uintptr_t>(handle)))
-      recordCommRelease(*state, how, 0);
+    startRelease(handle, how);
   int rc = real(comm);
   if (rc == MPI_SUCCESS && scope.outermost())
-    releaseComm(reinterpret_cast<uintptr_t>(handle));
+    finishRelease(handle);
   return rc;
 }
 

@@ -1,0 +1,129 @@
+// Runs programs/mpi_fortran.f90 (`use mpi`) and programs/mpi_fortran_f08.f90 (`use mpi_f08`) under
+// the tracer with real mpirun: Open MPI's Fortran bindings call PMPI_* directly, so these records
+// come from the Fortran wrappers (tracer/preload/mpi_fortran.cpp) alone.
+#include "trace_set.h"
+
+#include <gtest/gtest.h>
+
+using namespace collcheck;
+using namespace collcheck::testing;
+using format::CommOrigin;
+using format::DataType;
+using format::Kind;
+using format::ReduceOp;
+
+namespace {
+
+constexpr int kRanks = 4;
+
+struct Expected {
+  Kind kind;
+  uint64_t count;
+  DataType type;
+  ReduceOp op;
+  int root;
+  uint64_t aux;
+  uint8_t flags;
+};
+
+// What both programs issue on MPI_COMM_WORLD, as rank `r` sees it.
+std::vector<Expected> expectedWorld(int r) {
+  const uint64_t ramp = kRanks * (kRanks + 1) / 2; // reduce_scatter's counts are 1, 2, ...
+  return {
+      {Kind::Barrier, 0, DataType::None, ReduceOp::None, -1, 0, 0},
+      {Kind::Broadcast, 3, DataType::Float64, ReduceOp::None, 1, 0, 0},
+      {Kind::Reduce, 5, DataType::Float64, ReduceOp::Sum, 0, 0, 0},
+      {Kind::AllReduce, 7, DataType::Float32, ReduceOp::Max, -1, 0, 0},
+      {Kind::AllReduce, 3, DataType::Float64, ReduceOp::Sum, -1, 0, format::kFlagInPlace},
+      {Kind::AllGather, 2, DataType::Int32, ReduceOp::None, -1, 0, 0},
+      {Kind::ReduceScatter, static_cast<uint64_t>(r) + 1, DataType::Int32, ReduceOp::Min, -1, ramp,
+       0},
+      {Kind::AllReduce, 4, DataType::Int64, ReduceOp::Max, -1, 0, format::kFlagNonBlocking},
+  };
+}
+
+uint64_t createdId(const ProcessTrace &trace, CommOrigin origin) {
+  for (const format::Record &r : ofKind(trace, Kind::CommCreate))
+    if (r.op == static_cast<uint8_t>(origin))
+      return r.commId;
+  return 0;
+}
+
+class MpiFortran : public ::testing::TestWithParam<const char *> {
+protected:
+  std::vector<ProcessTrace> traced() {
+    std::string program = GetParam();
+    std::string dir = freshDir(program);
+    EXPECT_EQ(runTraced(mpirun(kRanks) + COLLCHECK_PROGRAM_DIR "/" + program, dir), 0);
+    return loadTraces(dir);
+  }
+};
+
+} // namespace
+
+TEST_P(MpiFortran, EveryCallIsRecordedOnceWithItsFields) {
+  std::vector<ProcessTrace> traces = traced();
+  ASSERT_EQ(traces.size(), static_cast<size_t>(kRanks));
+  for (int r = 0; r < kRanks; ++r) {
+    const ProcessTrace &t = traces[r];
+    SCOPED_TRACE("rank " + std::to_string(r));
+    EXPECT_EQ(t.header.worldRank, r);
+    EXPECT_EQ(t.header.worldSize, kRanks);
+    EXPECT_EQ(t.header.finished, 1u);
+    EXPECT_EQ(ofKind(t, Kind::Init).size(), 1u);
+    EXPECT_EQ(ofKind(t, Kind::Finalize).size(), 1u);
+    uint64_t world = createdId(t, CommOrigin::World);
+    ASSERT_NE(world, 0u);
+    std::vector<format::Record> got = sequenced(t, world);
+    std::vector<Expected> want = expectedWorld(r);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      SCOPED_TRACE("call " + std::to_string(i) + " " + std::string(format::kindName(want[i].kind)));
+      const format::Record &g = got[i];
+      EXPECT_EQ(g.kind, static_cast<uint8_t>(want[i].kind));
+      EXPECT_EQ(g.seq(), i);
+      EXPECT_EQ(g.commRank, r);
+      EXPECT_EQ(g.count, want[i].count);
+      EXPECT_EQ(g.dataType, static_cast<uint8_t>(want[i].type));
+      EXPECT_EQ(g.op, static_cast<uint8_t>(want[i].op));
+      EXPECT_EQ(g.peer, want[i].root);
+      EXPECT_EQ(g.aux, want[i].aux);
+      EXPECT_EQ(g.flags, want[i].flags);
+      EXPECT_TRUE(format::returned(g));
+      EXPECT_FALSE(format::failed(g));
+    }
+  }
+}
+
+TEST_P(MpiFortran, CommunicatorsSplitInFortranAreCreatedUsedAndReleased) {
+  std::vector<ProcessTrace> traces = traced();
+  ASSERT_EQ(traces.size(), static_cast<size_t>(kRanks));
+  std::vector<uint64_t> ids;
+  for (int r = 0; r < kRanks; ++r) {
+    const ProcessTrace &t = traces[r];
+    SCOPED_TRACE("rank " + std::to_string(r));
+    uint64_t split = createdId(t, CommOrigin::Split);
+    ASSERT_NE(split, 0u);
+    ids.push_back(split);
+    std::vector<int32_t> members = memberLists(t)[split];
+    const std::vector<int32_t> part =
+        r % 2 ? std::vector<int32_t>{1, 3} : std::vector<int32_t>{0, 2};
+    EXPECT_EQ(members, part);
+    std::vector<format::Record> calls = sequenced(t, split);
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].kind, static_cast<uint8_t>(Kind::AllReduce));
+    EXPECT_EQ(calls[0].count, 2u);
+    EXPECT_EQ(calls[0].flags, format::kFlagInPlace);
+    EXPECT_EQ(calls[0].commRank, r / 2);
+    size_t released = 0;
+    for (const format::Record &rel : ofKind(t, Kind::CommRelease))
+      released += rel.commId == split;
+    EXPECT_EQ(released, 1u);
+  }
+  EXPECT_EQ(ids[0], ids[2]) << "members of one part agree on its id";
+  EXPECT_EQ(ids[1], ids[3]);
+  EXPECT_NE(ids[0], ids[1]) << "the two parts differ";
+}
+
+INSTANTIATE_TEST_SUITE_P(Bindings, MpiFortran, ::testing::Values("mpi_fortran", "mpi_fortran_f08"),
+                         [](const auto &info) { return std::string(info.param); });

@@ -1,0 +1,47 @@
+! The same calls as mpi_fortran.f90 through `use mpi_f08`, whose bindings reach MPI through
+! another path (mpi_allreduce_f08 and Open MPI's ompi_allreduce_f).
+program mpi_fortran_f08
+  use mpi_f08
+  implicit none
+  integer :: rank, nprocs, half, i, n7
+  character(len=16) :: bug
+  type(MPI_Comm) :: sub
+  type(MPI_Request) :: request
+  double precision :: d3(3), d5(5), total5(5)
+  real :: r7(7), max7(7)
+  integer :: i2(2), gathered(64), counts(64), block(64)
+  integer(kind=8) :: i8(4), sum8(4)
+
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
+  d3 = rank
+  d5 = rank
+  r7 = rank
+  i2 = rank
+  i8 = rank
+  n7 = 7
+  call get_command_argument(1, bug)
+  if (bug == 'count' .and. rank == 1) n7 = 6 ! the bug the analyzer must find
+
+  call MPI_Barrier(MPI_COMM_WORLD)
+  call MPI_Bcast(d3, 3, MPI_DOUBLE_PRECISION, 1, MPI_COMM_WORLD)
+  call MPI_Reduce(d5, total5, 5, MPI_DOUBLE_PRECISION, MPI_SUM, 0, MPI_COMM_WORLD)
+  call MPI_Allreduce(r7, max7, n7, MPI_REAL, MPI_MAX, MPI_COMM_WORLD)
+  call MPI_Allreduce(MPI_IN_PLACE, d3, 3, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD)
+  call MPI_Allgather(i2, 2, MPI_INTEGER, gathered, 2, MPI_INTEGER, MPI_COMM_WORLD)
+  do i = 1, nprocs
+    counts(i) = i
+  end do
+  block = 0
+  call MPI_Reduce_scatter(block, gathered, counts, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)
+  call MPI_Iallreduce(i8, sum8, 4, MPI_INTEGER8, MPI_MAX, MPI_COMM_WORLD, request)
+  call MPI_Wait(request, MPI_STATUS_IGNORE)
+  if (sum8(1) /= nprocs - 1) error stop "wrong iallreduce result"
+
+  half = mod(rank, 2)
+  call MPI_Comm_split(MPI_COMM_WORLD, half, rank, sub)
+  call MPI_Allreduce(MPI_IN_PLACE, d3, 2, MPI_DOUBLE_PRECISION, MPI_SUM, sub)
+  call MPI_Comm_free(sub)
+  call MPI_Finalize()
+end program mpi_fortran_f08

@@ -1,0 +1,37 @@
+// The recording half of the MPI collective wrappers, generated from mpi_collectives.def: for each
+// collective, start<Name> takes the C function's arguments, records the call and says what is left
+// to do once the real call returned. The C bindings (mpi_wrappers.cpp) and the Fortran bindings
+// (mpi_fortran.cpp) both record through it, so a call is recorded the same whichever binding the
+// program used.
+#pragma once
+
+#include "capture.h"
+#include "mpi_support.h"
+
+namespace collcheck::tracer::mpi {
+
+// What a wrapper started before the real call.
+struct Started {
+  Record *record = nullptr;            // null: not recorded (tracing off, a nested call)
+  const void *captureOutput = nullptr; // a count reduction's output, read after the call
+};
+
+// After the real call: stamps the record's end (failed: the call returned an error) and captures
+// the output values it asked for.
+inline void finish(const Started &started, bool failed) {
+  endRecord(started.record, failed);
+  if (started.captureOutput && !failed) [[unlikely]]
+    captureValues(*started.record, started.captureOutput, true, kNoStream);
+}
+
+#define COLLCHECK_WITH_REQUEST(...) (__VA_ARGS__, MPI_Request * request)
+#define COLLCHECK_WITH_REQUEST_ARG(...) (__VA_ARGS__, request)
+
+#define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
+                   fill)                                                                           \
+  Started start##blocking params;                                                                  \
+  Started start##nonblocking COLLCHECK_WITH_REQUEST params;
+#include "mpi_collectives.def"
+#undef COLLECTIVE
+
+} // namespace collcheck::tracer::mpi

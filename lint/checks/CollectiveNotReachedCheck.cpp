@@ -1,4 +1,5 @@
 #include "checks/CollectiveNotReachedCheck.h"
+#include "engine/Callee.h"
 
 #include "checks/Describe.h"
 
@@ -26,7 +27,7 @@ bool divergent(const ControlDependence &dep, bool onSubCommunicator) {
 // value came from one.
 std::string leftDifferentBy(const clang::Stmt *at) {
   const auto *call = llvm::dyn_cast_or_null<clang::CallExpr>(at);
-  const clang::FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+  const clang::FunctionDecl *callee = call ? calleeOf(call) : nullptr;
   if (!callee || !callee->getIdentifier())
     return "";
   llvm::StringRef name = callee->getName();
@@ -68,7 +69,7 @@ std::string jumpName(const clang::Stmt *jump, const clang::ASTContext &context) 
     const clang::Expr *callee = call->getCallee();
     if (callee->getBeginLoc().isFileID())
       return sourceText(callee, context);
-    if (const clang::FunctionDecl *fn = call->getDirectCallee())
+    if (const clang::FunctionDecl *fn = calleeOf(call))
       return fn->getQualifiedNameAsString();
   }
   return "return";

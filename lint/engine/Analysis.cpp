@@ -1,4 +1,5 @@
 #include "engine/Analysis.h"
+#include "engine/Callee.h"
 
 #include "checks/CollectiveNotReachedCheck.h"
 #include "checks/DoubleNormalizationCheck.h"
@@ -56,6 +57,8 @@ public:
   }
 
   std::vector<const clang::FunctionDecl *> definitions;
+  // Function templates and the methods of class templates, as written.
+  std::vector<const clang::FunctionDecl *> patterns;
   llvm::DenseSet<const clang::FunctionDecl *> called;
 
 private:
@@ -63,26 +66,32 @@ private:
     return sm_.isInMainFile(sm_.getExpansionLoc(d->getLocation()));
   }
 
-  void visit(const clang::DeclContext *dc) {
+  // `dependent`: inside a class template, whose methods are patterns.
+  void visit(const clang::DeclContext *dc, bool dependent = false) {
     for (const clang::Decl *d : dc->decls()) {
       if (const auto *ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) {
         visit(ns);
       } else if (const auto *linkage = llvm::dyn_cast<clang::LinkageSpecDecl>(d)) {
         visit(linkage);
       } else if (const auto *record = llvm::dyn_cast<clang::CXXRecordDecl>(d)) {
-        if (inMainFile(record) && record->isThisDeclarationADefinition() &&
-            !record->isDependentContext())
-          visit(record);
+        if (inMainFile(record) && record->isThisDeclarationADefinition())
+          visit(record, dependent || record->isDependentContext());
+      } else if (const auto *classTemplate = llvm::dyn_cast<clang::ClassTemplateDecl>(d)) {
+        const clang::CXXRecordDecl *record = classTemplate->getTemplatedDecl();
+        if (inMainFile(record) && record->isThisDeclarationADefinition())
+          visit(record, /*dependent=*/true);
+      } else if (const auto *functionTemplate = llvm::dyn_cast<clang::FunctionTemplateDecl>(d)) {
+        add(functionTemplate->getTemplatedDecl(), /*pattern=*/true);
       } else if (const auto *fn = llvm::dyn_cast<clang::FunctionDecl>(d)) {
-        add(fn);
+        add(fn, dependent || fn->isDependentContext());
       }
     }
   }
 
-  void add(const clang::FunctionDecl *fn) {
-    if (!fn->doesThisDeclarationHaveABody() || fn->isDependentContext() || !inMainFile(fn))
+  void add(const clang::FunctionDecl *fn, bool pattern) {
+    if (!fn->doesThisDeclarationHaveABody() || !inMainFile(fn))
       return;
-    definitions.push_back(fn);
+    (pattern ? patterns : definitions).push_back(fn);
     collectCalls(fn->getBody());
   }
 
@@ -90,7 +99,7 @@ private:
     if (!s)
       return;
     if (const auto *call = llvm::dyn_cast<clang::CallExpr>(s))
-      if (const clang::FunctionDecl *callee = call->getDirectCallee())
+      if (const clang::FunctionDecl *callee = calleeOf(call))
         if (const clang::FunctionDecl *definition = callee->getDefinition())
           called.insert(definition);
     if (const auto *construct = llvm::dyn_cast<clang::CXXConstructExpr>(s))
@@ -135,6 +144,11 @@ std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const Li
   for (const clang::FunctionDecl *fn : functions.definitions)
     if (!flow.analyzed(fn))
       flow.analyzeRoot(fn);
+  // A template is walked where the file instantiates it, with its callers' values; one the file
+  // never instantiates (a helper instantiated by other files) is walked as written, as a root.
+  for (const clang::FunctionDecl *pattern : functions.patterns)
+    if (!flow.analyzedOrInstantiated(pattern))
+      flow.analyzeRoot(pattern);
   for (size_t round = 0; round < 8; ++round) {
     std::vector<const clang::CXXMethodDecl *> lambdas = flow.unwalkedLambdas();
     if (lambdas.empty())

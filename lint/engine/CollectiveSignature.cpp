@@ -1,4 +1,5 @@
 #include "engine/CollectiveSignature.h"
+#include "engine/Callee.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
@@ -154,7 +155,7 @@ PathSet CollectiveSignatures::compute(const clang::Stmt *stmt) {
     if (child)
       set = set.then(of(child));
   const auto *call = dyn_cast<CallExpr>(stmt);
-  const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+  const FunctionDecl *callee = call ? calleeOf(call) : nullptr;
   if (!callee)
     return set;
   const ReducerTable::Match match = table_.lookup(callee);

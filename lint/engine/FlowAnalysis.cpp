@@ -1,4 +1,5 @@
 #include "engine/FlowAnalysis.h"
+#include "engine/Callee.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -271,7 +272,7 @@ bool isNoReturnCall(const Expr *e) {
   const auto *call = dyn_cast_or_null<CallExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
   if (!call)
     return false;
-  const FunctionDecl *callee = call->getDirectCallee();
+  const FunctionDecl *callee = calleeOf(call);
   return callee && callee->isNoReturn();
 }
 
@@ -293,7 +294,7 @@ bool writes(const Stmt *s, const ParmVarDecl *param) {
     return true;
   // Bound to a reference (`bool &r = ok`, `widen(ok)` taking `bool &`): writable through it.
   if (const auto *call = dyn_cast<CallExpr>(s))
-    if (const FunctionDecl *callee = call->getDirectCallee())
+    if (const FunctionDecl *callee = calleeOf(call))
       for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i) {
         QualType t = callee->getParamDecl(i)->getType();
         if (t->isReferenceType() && !t.getNonReferenceType().isConstQualified() &&
@@ -321,7 +322,7 @@ bool isDefaultAllocator(const Expr *arg) {
 
 bool isMpiAbort(const Expr *e) {
   const auto *call = dyn_cast_or_null<CallExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
-  const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+  const FunctionDecl *callee = call ? calleeOf(call) : nullptr;
   return callee && callee->getIdentifier() && callee->getName() == "MPI_Abort";
 }
 
@@ -445,6 +446,10 @@ public:
     return walked_.contains(function->getCanonicalDecl());
   }
 
+  bool analyzedOrInstantiated(const FunctionDecl *pattern) const {
+    return analyzed(pattern) || walkedPatterns_.contains(pattern->getCanonicalDecl());
+  }
+
   std::vector<const CXXMethodDecl *> unwalkedLambdas() const {
     std::vector<const CXXMethodDecl *> out;
     for (const CXXMethodDecl *op : lambdas_)
@@ -460,6 +465,8 @@ private:
     Frame *saved = frame_;
     frame_ = &frame;
     walked_.insert(frame.function->getCanonicalDecl());
+    if (const FunctionDecl *pattern = frame.function->getTemplateInstantiationPattern())
+      walkedPatterns_.insert(pattern->getCanonicalDecl());
     loopMemos_.emplace_back();
     collectCountEvidence(frame.function->getBody());
     if (const auto *ctor = dyn_cast<CXXConstructorDecl>(frame.function))
@@ -618,7 +625,7 @@ private:
   // `e` itself, stripped, when it is a call of a rank query that returns the rank.
   const CallExpr *rankQuery(const Expr *e) const {
     const auto *call = dyn_cast_or_null<CallExpr>(strip(e));
-    const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+    const FunctionDecl *callee = call ? calleeOf(call) : nullptr;
     const QuerySpec *query = callee ? table_.lookup(callee).query : nullptr;
     return query && query->what == QuerySpec::What::Rank && query->out < 0 ? call : nullptr;
   }
@@ -644,7 +651,7 @@ private:
     const NamedDecl *storage = nullptr;
     const Expr *at = nullptr;
     if (const auto *call = dyn_cast<CallExpr>(s)) {
-      const FunctionDecl *callee = call->getDirectCallee();
+      const FunctionDecl *callee = calleeOf(call);
       const QuerySpec *query = callee ? table_.lookup(callee).query : nullptr;
       if (query && query->what == QuerySpec::What::Rank && query->out >= 0 &&
           query->out < static_cast<int>(call->getNumArgs()))
@@ -670,7 +677,7 @@ private:
     for (const Stmt *child : s->children())
       collectCountEvidence(child);
     const auto *call = dyn_cast<CallExpr>(s);
-    const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+    const FunctionDecl *callee = call ? calleeOf(call) : nullptr;
     if (!callee)
       return;
     const ReducerSpec *spec = table_.lookup(callee).reducer;
@@ -2643,7 +2650,15 @@ private:
       return evalMemberCall(member);
     if (const auto *op = dyn_cast<CXXOperatorCallExpr>(call))
       return evalOperatorCall(op);
-    const FunctionDecl *callee = call->getDirectCallee();
+    const FunctionDecl *callee = calleeOf(call);
+    // In a template as written, `losses.size()` of a container of dependent type counts its
+    // elements as it will once instantiated.
+    if (const auto *member = dyn_cast<CXXDependentScopeMemberExpr>(call->getCallee());
+        !callee && member && !member->isImplicitAccess() && isElementCount(member->getMember())) {
+      Value object = eval(member->getBase());
+      evalArgs(argsOf(call));
+      return elementCount(object, member->getBase(), call);
+    }
     if (!callee) {
       Value target = eval(call->getCallee());
       auto args = argsOf(call);
@@ -3128,6 +3143,14 @@ private:
 
   // The number of elements of a container or tensor, or of the true entries of a mask: a count,
   // and a rank-local one when the container holds this rank's data.
+  // The methods that count a container's or a tensor's elements.
+  static bool isElementCount(DeclarationName name) {
+    const IdentifierInfo *id = name.getAsIdentifierInfo();
+    return id && llvm::StringSwitch<bool>(id->getName())
+                     .Cases("size", "numel", "count", "nnz", "numel_", true)
+                     .Default(false);
+  }
+
   Value elementCount(const Value &container, const Expr *containerExpr, const Expr *at) {
     // The model's state (gradients, parameters) is as large on every rank.
     if (!container.uniform && !container.countDerived && !container.mask &&
@@ -3165,7 +3188,7 @@ private:
     auto evalValues = [&] { values = evalArgs(args); };
 
     auto sizeOf = [&](const Value &container) { return elementCount(container, objectExpr, call); };
-    if (name == "size" || name == "numel" || name == "count" || name == "nnz" || name == "numel_") {
+    if (isElementCount(method->getDeclName())) {
       evalValues();
       return sizeOf(object);
     }
@@ -3300,7 +3323,7 @@ private:
       std::vector<Value> values = evalArgs(args);
       if (target.lambda)
         return callLambda(target.lambda, call, args, std::move(values));
-      if (const FunctionDecl *callee = call->getDirectCallee()) {
+      if (const FunctionDecl *callee = calleeOf(call)) {
         const FunctionDecl *definition = nullptr;
         if (callee->hasBody(definition) && canInline(definition))
           return callDefinition(definition, CollectiveSignatures::displayName(callee), call, args,
@@ -3343,7 +3366,7 @@ private:
     }
     auto args = argsOf(call);
     std::vector<Value> values = evalArgs(args);
-    if (const FunctionDecl *callee = call->getDirectCallee()) {
+    if (const FunctionDecl *callee = calleeOf(call)) {
       const FunctionDecl *definition = nullptr;
       if (callee->hasBody(definition) && canInline(definition))
         return callDefinition(definition, CollectiveSignatures::displayName(callee), call, args,
@@ -3372,6 +3395,7 @@ private:
   // where (learnRankStorage).
   llvm::DenseMap<const Decl *, Origin> rankStorage_;
   llvm::DenseSet<const FunctionDecl *> walked_;
+  llvm::DenseSet<const FunctionDecl *> walkedPatterns_; // templates of the instantiations walked
   llvm::SmallPtrSet<const CXXMethodDecl *, 8> lambdas_;
   Frame *frame_ = nullptr;
   unsigned nextControlId_ = 0;
@@ -3394,6 +3418,10 @@ void FlowAnalysis::learnRankStorage(llvm::ArrayRef<const FunctionDecl *> functio
 
 bool FlowAnalysis::analyzed(const FunctionDecl *function) const {
   return walker_->analyzed(function);
+}
+
+bool FlowAnalysis::analyzedOrInstantiated(const FunctionDecl *pattern) const {
+  return walker_->analyzedOrInstantiated(pattern);
 }
 
 std::vector<const CXXMethodDecl *> FlowAnalysis::unwalkedLambdas() const {

@@ -47,6 +47,8 @@ public:
   void analyzeRoot(const clang::FunctionDecl *function);
   // Walked as a root or from a caller.
   bool analyzed(const clang::FunctionDecl *function) const;
+  // The same, or, for a template as written, one of its instantiations walked.
+  bool analyzedOrInstantiated(const clang::FunctionDecl *pattern) const;
   // Lambdas met during the walks whose closures were never called where the walk could see it
   // (passed to an algorithm or a thread): they are walked as roots of their own.
   std::vector<const clang::CXXMethodDecl *> unwalkedLambdas() const;

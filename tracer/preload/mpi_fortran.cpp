@@ -5,11 +5,12 @@
 // the C wrappers' own recording half (mpi_recording.h, mpi_support.h), and hands its untouched
 // arguments to the real Fortran entry point, which makes the call as it would have without us.
 //
-// Symbols: mpi_allreduce_ (gfortran, flang, ifx), mpi_allreduce__ and mpi_allreduce (the other
-// manglings), and Open MPI's ompi_allreduce_f, through which `use mpi_f08`'s mpi_allreduce_f08
-// calls. A call that passes through two of them (mpi_allreduce_f08 to ompi_allreduce_f, or an MPI
-// whose Fortran layer calls the C MPI_Allreduce) is recorded once: only the outermost intercepted
-// call records (CallScope).
+// Symbols: mpi_allreduce_ (the mangling of gfortran, flang and ifx on Linux) and Open MPI's
+// ompi_allreduce_f, through which `use mpi_f08`'s mpi_allreduce_f08 calls. The other manglings
+// (mpi_allreduce, mpi_allreduce__) are left alone: as C names they may be a program's own
+// functions, which a preloaded definition would replace. A call that passes through two of them
+// (mpi_allreduce_f08 to ompi_allreduce_f, or an MPI whose Fortran layer calls the C MPI_Allreduce)
+// is recorded once: only the outermost intercepted call records (CallScope).
 #include "mpi_recording.h"
 
 #include <dlfcn.h>
@@ -177,8 +178,6 @@ namespace format = collcheck::format;
   COLLCHECK_FORTRAN_COLLECTIVE_N(symbol, name, n)
 #define COLLCHECK_FORTRAN_COLLECTIVES(lower, name, n)                                              \
   COLLCHECK_FORTRAN_COLLECTIVE(mpi_##lower##_, name, n)                                            \
-  COLLCHECK_FORTRAN_COLLECTIVE(mpi_##lower##__, name, n)                                           \
-  COLLCHECK_FORTRAN_COLLECTIVE(mpi_##lower, name, n)                                               \
   COLLCHECK_FORTRAN_COLLECTIVE(ompi_##lower##_f, name, n)
 
 #define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
@@ -191,9 +190,8 @@ namespace format = collcheck::format;
 
 // --- initialization and communicator management -------------------------------------------------
 
-// One wrapper per name mangling of `lower`, each defined by `define(symbol)`.
-#define COLLCHECK_FORTRAN_NAMES(define, lower)                                                     \
-  define(mpi_##lower##_) define(mpi_##lower##__) define(mpi_##lower) define(ompi_##lower##_f)
+// One wrapper per symbol of `lower` (above), each defined by `define(symbol)`.
+#define COLLCHECK_FORTRAN_NAMES(define, lower) define(mpi_##lower##_) define(ompi_##lower##_f)
 
 // The common head of the wrappers below: the real entry point, or an error when there is none.
 #define COLLCHECK_FORTRAN_REAL(symbol, params)                                                     \

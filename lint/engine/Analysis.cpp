@@ -138,6 +138,7 @@ std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const Li
   // the entry points, walked with unknown parameters.
   MainFileFunctions functions(context);
   flow.learnRankStorage(functions.definitions);
+  flow.learnRankStorage(functions.patterns);
   for (const clang::FunctionDecl *fn : functions.definitions)
     if (!functions.called.contains(fn))
       flow.analyzeRoot(fn);

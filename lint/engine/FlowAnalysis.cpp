@@ -911,9 +911,11 @@ private:
     std::shared_ptr<FieldValues> fields;
     for (const auto &[k, v] : owner->state.values)
       if (k.first == key.first && k.second) {
-        if (record)
-          (fields ? fields : fields = std::make_shared<FieldValues>())
-              ->items.emplace_back(static_cast<const FieldDecl *>(k.second), v);
+        if (record) {
+          if (!fields)
+            fields = std::make_shared<FieldValues>();
+          fields->items.emplace_back(static_cast<const FieldDecl *>(k.second), v);
+        }
         Value field = v;
         whole.uniform = whole.uniform && field.uniform;
         whole.rankDerived |= field.rankDerived;
@@ -3141,8 +3143,6 @@ private:
     return decl && decl->getIdentifier() && matchesAny(modelNames_, decl->getName());
   }
 
-  // The number of elements of a container or tensor, or of the true entries of a mask: a count,
-  // and a rank-local one when the container holds this rank's data.
   // The methods that count a container's or a tensor's elements.
   static bool isElementCount(DeclarationName name) {
     const IdentifierInfo *id = name.getAsIdentifierInfo();
@@ -3151,6 +3151,8 @@ private:
                      .Default(false);
   }
 
+  // The number of elements of a container or tensor, or of the true entries of a mask: a count,
+  // and a rank-local one when the container holds this rank's data.
   Value elementCount(const Value &container, const Expr *containerExpr, const Expr *at) {
     // The model's state (gradients, parameters) is as large on every rank.
     if (!container.uniform && !container.countDerived && !container.mask &&

@@ -39,6 +39,8 @@ std::vector<Expected> expectedWorld(int r) {
       {Kind::ReduceScatter, static_cast<uint64_t>(r) + 1, DataType::Int32, ReduceOp::Min, -1, ramp,
        0},
       {Kind::AllReduce, 4, DataType::Int64, ReduceOp::Max, -1, 0, format::kFlagNonBlocking},
+      // One 4-byte MPI_INTEGER to and from every rank, each with its own datatype argument.
+      {Kind::AllToAllw, 4 * kRanks, DataType::Byte, ReduceOp::None, -1, 4 * kRanks, 0},
   };
 }
 

@@ -64,8 +64,12 @@ void missingFortran(MPI_Fint *ierr) {
 }
 
 // Alltoallw's per-peer datatypes, converted for the record: one array per parameter position, as
-// long as the communicator has peers.
-template <size_t Position> const MPI_Datatype *cTypes(const void *fortran, MPI_Comm comm) {
+// long as the communicator has peers. None for an array MPI ignores (the send side's, when the
+// send buffer is MPI_IN_PLACE), which the program may not have filled or even sized.
+template <size_t Position>
+const MPI_Datatype *cTypes(const void *fortran, MPI_Comm comm, bool ignored) {
+  if (ignored)
+    return nullptr;
   thread_local std::vector<MPI_Datatype> converted;
   const CommState *state = commOf(comm);
   converted.assign(state ? static_cast<size_t>(peers(state)) : 0, MPI_Datatype{});
@@ -78,8 +82,9 @@ template <size_t Position> const MPI_Datatype *cTypes(const void *fortran, MPI_C
 template <class> constexpr bool kUnconverted = false;
 
 // The C value of the Fortran argument at `Position`, whose C parameter has type T; `comm`: the
-// call's communicator, already converted.
-template <class T, size_t Position> T cArgument(void *fortran, MPI_Comm comm) {
+// call's communicator, already converted; `sendIgnored`: the send side's arrays are ignored.
+template <class T, size_t Position, size_t SendTypes>
+T cArgument(void *fortran, MPI_Comm comm, bool sendIgnored) {
   if constexpr (std::is_same_v<T, int>)
     return *static_cast<const MPI_Fint *>(fortran);
   else if constexpr (std::is_same_v<T, MPI_Comm>)
@@ -95,7 +100,7 @@ template <class T, size_t Position> T cArgument(void *fortran, MPI_Comm comm) {
   else if constexpr (std::is_same_v<T, const int *>)
     return static_cast<const int *>(fortran);
   else if constexpr (std::is_same_v<T, const MPI_Datatype *>)
-    return cTypes<Position>(fortran, comm);
+    return cTypes<Position>(fortran, comm, sendIgnored && Position == SendTypes);
   else if constexpr (std::is_same_v<T, MPI_Request *>)
     return nullptr; // an output of the real call; the record does not need it
   else
@@ -107,6 +112,14 @@ template <class T, size_t Position> T cArgument(void *fortran, MPI_Comm comm) {
 template <class CFunction> struct FortranCollective;
 template <class... P> struct FortranCollective<int (*)(P...)> {
   static constexpr size_t kErrorCode = sizeof...(P);
+  // The send side's datatypes, the first array of them (Alltoallw); none elsewhere.
+  static constexpr size_t kSendTypes = [] {
+    constexpr bool isTypes[] = {std::is_same_v<P, const MPI_Datatype *>...};
+    for (size_t i = 0; i < sizeof...(P); ++i)
+      if (isTypes[i])
+        return i;
+    return sizeof...(P);
+  }();
 
   template <size_t... I>
   static Started start(Started (*record)(P...), void *const *fortran, std::index_sequence<I...>) {
@@ -117,7 +130,8 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
             comm = cComm(fortran[I]);
         }(),
         ...);
-    return record(cArgument<P, I>(fortran[I], comm)...);
+    const bool sendIgnored = cBuffer(fortran[0]) == MPI_IN_PLACE;
+    return record(cArgument<P, I, kSendTypes>(fortran[I], comm, sendIgnored)...);
   }
 
   template <class Real, class Forward>

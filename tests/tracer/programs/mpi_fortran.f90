@@ -7,7 +7,7 @@ program mpi_fortran
   character(len=16) :: bug
   double precision :: d3(3), d5(5), total5(5)
   real :: r7(7), max7(7)
-  integer :: i2(2), gathered(64), counts(64), block(64)
+  integer :: i2(2), gathered(64), counts(64), block(64), ones(64), bytes(64), types(64)
   integer(kind=8) :: i8(4), sum8(4)
 
   call mpi_init(ierr)
@@ -36,6 +36,12 @@ program mpi_fortran
   call mpi_iallreduce(i8, sum8, 4, MPI_INTEGER8, MPI_MAX, MPI_COMM_WORLD, request, ierr)
   call mpi_wait(request, MPI_STATUS_IGNORE, ierr)
   if (sum8(1) /= nprocs - 1) error stop "wrong iallreduce result"
+  do i = 1, nprocs
+    ones(i) = 1
+    bytes(i) = (i - 1) * 4
+    types(i) = MPI_INTEGER
+  end do
+  call mpi_alltoallw(gathered, ones, bytes, types, block, ones, bytes, types, MPI_COMM_WORLD, ierr)
 
   half = mod(rank, 2)
   call mpi_comm_split(MPI_COMM_WORLD, half, rank, sub, ierr)

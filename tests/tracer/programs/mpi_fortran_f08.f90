@@ -9,7 +9,8 @@ program mpi_fortran_f08
   type(MPI_Request) :: request
   double precision :: d3(3), d5(5), total5(5)
   real :: r7(7), max7(7)
-  integer :: i2(2), gathered(64), counts(64), block(64)
+  integer :: i2(2), gathered(64), counts(64), block(64), ones(64), bytes(64)
+  type(MPI_Datatype) :: types(64)
   integer(kind=8) :: i8(4), sum8(4)
 
   call MPI_Init()
@@ -38,6 +39,12 @@ program mpi_fortran_f08
   call MPI_Iallreduce(i8, sum8, 4, MPI_INTEGER8, MPI_MAX, MPI_COMM_WORLD, request)
   call MPI_Wait(request, MPI_STATUS_IGNORE)
   if (sum8(1) /= nprocs - 1) error stop "wrong iallreduce result"
+  do i = 1, nprocs
+    ones(i) = 1
+    bytes(i) = (i - 1) * 4
+    types(i) = MPI_INTEGER
+  end do
+  call MPI_Alltoallw(gathered, ones, bytes, types, block, ones, bytes, types, MPI_COMM_WORLD)
 
   half = mod(rank, 2)
   call MPI_Comm_split(MPI_COMM_WORLD, half, rank, sub)

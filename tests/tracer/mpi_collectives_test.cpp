@@ -19,24 +19,14 @@ namespace {
 
 constexpr int kRanks = 4;
 
-struct Expected {
-  Kind kind;
-  uint64_t count;
-  DataType type;
-  ReduceOp op;
-  int root;
-  uint64_t aux;
-  uint8_t flags;
-};
-
 // What programs/mpi_all_collectives.c issues on MPI_COMM_WORLD, as rank `r` of `p` sees it.
-std::vector<Expected> expectedWorld(int r, int p) {
+std::vector<ExpectedCall> expectedWorld(int r, int p) {
   uint64_t ramp = static_cast<uint64_t>(p) * (p + 1) / 2; // sum of counts[i] = i + 1
   uint64_t pairs = 0;                                     // sum of pair[i] = r + i + 1
   for (int i = 0; i < p; ++i)
     pairs += static_cast<uint64_t>(r + i + 1);
   auto ur = static_cast<uint64_t>(r);
-  std::vector<Expected> blocking = {
+  std::vector<ExpectedCall> blocking = {
       {Kind::Barrier, 0, DataType::None, ReduceOp::None, -1, 0, 0},
       {Kind::Broadcast, 3, DataType::Float64, ReduceOp::None, 1, 0, 0},
       {Kind::Reduce, 5, DataType::Float64, ReduceOp::Sum, 0, 0, 0},
@@ -55,10 +45,10 @@ std::vector<Expected> expectedWorld(int r, int p) {
       {Kind::Scan, 4, DataType::Int32, ReduceOp::Sum, -1, 0, 0},
       {Kind::Exscan, 4, DataType::Int32, ReduceOp::Sum, -1, 0, 0},
   };
-  std::vector<Expected> all = blocking;
+  std::vector<ExpectedCall> all = blocking;
   all.push_back(
       {Kind::AllReduce, 1, DataType::Float64, ReduceOp::Sum, -1, 0, format::kFlagInPlace});
-  for (Expected e : blocking) {
+  for (ExpectedCall e : blocking) {
     e.flags = format::kFlagNonBlocking;
     if (e.kind == Kind::Broadcast)
       e.root = 0;
@@ -113,26 +103,7 @@ TEST_F(MpiCollectives, EveryWorldCollectiveRecordedWithItsFields) {
   uint64_t world = createdId(traces_[0], format::CommOrigin::World);
   ASSERT_NE(world, 0u);
   for (int r = 0; r < kRanks; ++r) {
-    std::vector<format::Record> got = sequenced(traces_[r], world);
-    std::vector<Expected> want = expectedWorld(r, kRanks);
-    ASSERT_EQ(got.size(), want.size()) << "rank " << r;
-    for (size_t i = 0; i < want.size(); ++i) {
-      SCOPED_TRACE("rank " + std::to_string(r) + " call " + std::to_string(i) + " " +
-                   std::string(format::kindName(want[i].kind)));
-      const format::Record &g = got[i];
-      EXPECT_EQ(g.kind, static_cast<uint8_t>(want[i].kind));
-      EXPECT_EQ(g.seq(), i);
-      EXPECT_EQ(g.commRank, r);
-      EXPECT_EQ(g.count, want[i].count);
-      EXPECT_EQ(g.dataType, static_cast<uint8_t>(want[i].type));
-      EXPECT_EQ(g.op, static_cast<uint8_t>(want[i].op));
-      EXPECT_EQ(g.peer, want[i].root);
-      EXPECT_EQ(g.aux, want[i].aux);
-      EXPECT_EQ(g.flags, want[i].flags);
-      EXPECT_TRUE(format::returned(g));
-      EXPECT_FALSE(format::failed(g));
-      EXPECT_EQ(g.window, 0u);
-    }
+    expectCalls(sequenced(traces_[r], world), expectedWorld(r, kRanks), r);
   }
 }
 

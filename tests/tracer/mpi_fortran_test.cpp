@@ -16,18 +16,8 @@ namespace {
 
 constexpr int kRanks = 4;
 
-struct Expected {
-  Kind kind;
-  uint64_t count;
-  DataType type;
-  ReduceOp op;
-  int root;
-  uint64_t aux;
-  uint8_t flags;
-};
-
 // What both programs issue on MPI_COMM_WORLD, as rank `r` sees it.
-std::vector<Expected> expectedWorld(int r) {
+std::vector<ExpectedCall> expectedWorld(int r) {
   const uint64_t ramp = kRanks * (kRanks + 1) / 2; // reduce_scatter's counts are 1, 2, ...
   return {
       {Kind::Barrier, 0, DataType::None, ReduceOp::None, -1, 0, 0},
@@ -76,24 +66,7 @@ TEST_P(MpiFortran, EveryCallIsRecordedOnceWithItsFields) {
     EXPECT_EQ(ofKind(t, Kind::Finalize).size(), 1u);
     uint64_t world = createdId(t, CommOrigin::World);
     ASSERT_NE(world, 0u);
-    std::vector<format::Record> got = sequenced(t, world);
-    std::vector<Expected> want = expectedWorld(r);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-      SCOPED_TRACE("call " + std::to_string(i) + " " + std::string(format::kindName(want[i].kind)));
-      const format::Record &g = got[i];
-      EXPECT_EQ(g.kind, static_cast<uint8_t>(want[i].kind));
-      EXPECT_EQ(g.seq(), i);
-      EXPECT_EQ(g.commRank, r);
-      EXPECT_EQ(g.count, want[i].count);
-      EXPECT_EQ(g.dataType, static_cast<uint8_t>(want[i].type));
-      EXPECT_EQ(g.op, static_cast<uint8_t>(want[i].op));
-      EXPECT_EQ(g.peer, want[i].root);
-      EXPECT_EQ(g.aux, want[i].aux);
-      EXPECT_EQ(g.flags, want[i].flags);
-      EXPECT_TRUE(format::returned(g));
-      EXPECT_FALSE(format::failed(g));
-    }
+    expectCalls(sequenced(t, world), expectedWorld(r), r);
   }
 }
 

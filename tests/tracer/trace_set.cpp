@@ -36,6 +36,28 @@ std::vector<ProcessTrace> loadTraces(const std::string &dir) {
   return traces;
 }
 
+void expectCalls(const std::vector<format::Record> &got, const std::vector<ExpectedCall> &want,
+                 int rank) {
+  ASSERT_EQ(got.size(), want.size()) << "rank " << rank;
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE("rank " + std::to_string(rank) + " call " + std::to_string(i) + " " +
+                 std::string(format::kindName(want[i].kind)));
+    const format::Record &g = got[i];
+    EXPECT_EQ(g.kind, static_cast<uint8_t>(want[i].kind));
+    EXPECT_EQ(g.seq(), i);
+    EXPECT_EQ(g.commRank, rank);
+    EXPECT_EQ(g.count, want[i].count);
+    EXPECT_EQ(g.dataType, static_cast<uint8_t>(want[i].type));
+    EXPECT_EQ(g.op, static_cast<uint8_t>(want[i].op));
+    EXPECT_EQ(g.peer, want[i].root);
+    EXPECT_EQ(g.aux, want[i].aux);
+    EXPECT_EQ(g.flags, want[i].flags);
+    EXPECT_TRUE(format::returned(g));
+    EXPECT_FALSE(format::failed(g));
+    EXPECT_EQ(g.window, 0u);
+  }
+}
+
 std::vector<format::Record> sequenced(const ProcessTrace &trace, uint64_t commId) {
   std::vector<format::Record> out;
   for (const format::Record &r : trace.records)

@@ -28,6 +28,23 @@ std::vector<format::Record> ofKind(const ProcessTrace &trace, format::Kind kind)
 // Each communicator's member list in world ranks, from its CommCreate and CommMembers records.
 std::map<uint64_t, std::vector<int32_t>> memberLists(const ProcessTrace &trace);
 
+// One sequenced call as a test expects it on some rank.
+struct ExpectedCall {
+  format::Kind kind;
+  uint64_t count;
+  format::DataType type;
+  format::ReduceOp op;
+  int root;
+  uint64_t aux;
+  uint8_t flags;
+};
+
+// Checks `got` (one rank's calls on a communicator, in sequence order) against `want`, field by
+// field: the kind, the sequence number, the rank, count, datatype, op, root, aux and flags, a
+// call that returned without error, outside any window.
+void expectCalls(const std::vector<format::Record> &got, const std::vector<ExpectedCall> &want,
+                 int rank);
+
 // Runs `command` through /bin/sh with COLLCHECK_OUTPUT=dir and the preload library in LD_PRELOAD;
 // returns the exit status (or -1 when it could not run).
 int runTraced(const std::string &command, const std::string &dir);

@@ -58,6 +58,19 @@ LossSum loss_sum(const std::vector<double> &losses) {
   return LossSum{s, static_cast<long>(losses.size())};
 }
 
+// This rank's count and the count summed over the ranks, returned together.
+struct ItemCounts {
+  long local;
+  long global;
+};
+
+ItemCounts count_items(const std::vector<double> &losses, MPI_Comm comm) {
+  long n = static_cast<long>(losses.size());
+  long total = 0;
+  MPI_Allreduce(&n, &total, 1, MPI_LONG, MPI_SUM, comm);
+  return {n, total};
+}
+
 double average_over_ranks(double value, MPI_Comm comm) {
   double total = 0.0;
   MPI_Allreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, comm);
@@ -175,4 +188,34 @@ double tn_pair_sum_averaged(const std::vector<double> &losses, MPI_Comm comm) {
   auto stats = loss_and_items(losses);
   double sum_over_ranks = average_over_ranks(stats.first, comm);
   return sum_over_ranks;
+}
+
+double tn_binding_of_the_global_count_guarded(const std::vector<double> &losses, MPI_Comm comm) {
+  auto [n, total_items] = count_items(losses, comm);
+  double sum = 0.0;
+  for (double l : losses)
+    sum += l;
+  double share = total_items > 0 ? sum / total_items : 0.0;
+  double loss = 0.0;
+  MPI_Allreduce(&share, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return loss;
+}
+
+double tp_field_of_the_global_count_unguarded(const std::vector<double> &losses, MPI_Comm comm) {
+  ItemCounts counts = count_items(losses, comm);
+  double sum = 0.0;
+  for (double l : losses)
+    sum += l;
+  double share = sum / counts.global; // expect: unguarded-reduced-count-division
+  double loss = 0.0;
+  MPI_Allreduce(&share, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return loss;
+}
+
+double tp_binding_of_the_local_count(const std::vector<double> &losses, MPI_Comm comm) {
+  auto [n, total_items] = count_items(losses, comm);
+  double sum = 0.0;
+  for (double l : losses)
+    sum += l;
+  return average_over_ranks(sum / n, comm); // expect: uncompensated-mean
 }

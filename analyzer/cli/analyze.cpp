@@ -184,6 +184,14 @@ int analyzeMain(Args args) {
     options.partitionCount = count;
   }
 
+  // What is read from the environment is read before MPI starts beside this thread (its
+  // MPI_Init sets variables; split_analysis.h, SplitSettings).
+  const distributed::SplitSettings splitSettings = distributed::splitSettingsFromEnvironment();
+  // The bar shows after a second; COLLCHECK_PROGRESS_DELAY_MS changes that (tests use 0).
+  auto delay = std::chrono::milliseconds(1000);
+  if (const char *ms = std::getenv("COLLCHECK_PROGRESS_DELAY_MS"))
+    delay = std::chrono::milliseconds(std::atoll(ms));
+
   // Started as an MPI job of several processes (mpirun, srun): a split analysis, whose report
   // rank 0 alone writes (analyzer/distributed).
   std::unique_ptr<distributed::Transport> transport;
@@ -226,10 +234,6 @@ int analyzeMain(Args args) {
     return finish(2);
   }
 
-  // The bar shows after a second; COLLCHECK_PROGRESS_DELAY_MS changes that (tests use 0).
-  auto delay = std::chrono::milliseconds(1000);
-  if (const char *ms = std::getenv("COLLCHECK_PROGRESS_DELAY_MS"))
-    delay = std::chrono::milliseconds(std::atoll(ms));
   ProgressBar bar(decideTty(progress, STDERR_FILENO), delay);
   std::atomic<uint64_t> filesOpened{0}, recordsRead{0};
   // The number of files is known only once the folders are listed; the bar shows the count.
@@ -265,7 +269,7 @@ int analyzeMain(Args args) {
   std::string threadFallback;
   if (transport) {
     try {
-      distributed::analyzeSplit(traces, options, *transport, result, split);
+      distributed::analyzeSplit(traces, options, *transport, splitSettings, result, split);
     } catch (const std::exception &e) {
       bar.stop();
       std::fprintf(stderr, "collcheck analyze: the split analysis failed: %s\n", e.what());

@@ -576,11 +576,6 @@ bool decodeRange(const std::string &bytes, const TraceSet &traces, RangeSpec &ra
   return true;
 }
 
-// COLLCHECK_SPLIT_SLOW_RANK=R makes process R slow, for the tests: at its first look for askers
-// it waits until one asks (up to 10 s; so another process surely finishes first, whenever MPI
-// starts), then it pauses 1 ms at every look.
-int slowRank() { return indexFromEnvironment("COLLCHECK_SPLIT_SLOW_RANK"); }
-
 // Whom a process that finished asks for work, in order: its neighbours first, a few of them
 // (each answer costs the asked process a look between two rounds of its reading).
 std::vector<int> victimsOf(int rank, int size) {
@@ -601,11 +596,14 @@ class Handover final : public RangeControl {
 public:
   // `victims`: whom this process asks for work, in order (victimsOf).
   // `startSlots`: what starting a share costs, in slots of the first file (cutAhead).
+  // `slow`: this process is the one COLLCHECK_SPLIT_SLOW_RANK names, for the tests: at its first
+  // look for askers it waits until one asks (up to 10 s; so another process surely finishes
+  // first, whenever MPI starts), then it pauses 1 ms at every look.
   Handover(Transport &transport, const TraceSet &traces, uint64_t commId, uint64_t startSlots,
-           std::vector<int> victims)
+           std::vector<int> victims, bool slow)
       : transport_(transport), traces_(traces), commId_(commId), startSlots_(startSlots),
-        slow_(slowRank() == transport.rank()), victims_(std::move(victims)),
-        next_(victims_.empty() ? -1 : victims_.front()) {}
+        slow_(slow), victims_(std::move(victims)), next_(victims_.empty() ? -1 : victims_.front()) {
+  }
 
   const std::vector<int> &victims() const { return victims_; }
 
@@ -810,8 +808,15 @@ void sortShares(std::vector<RangeResult> &shares) {
   });
 }
 
+SplitSettings splitSettingsFromEnvironment() {
+  SplitSettings settings;
+  settings.balance = balanceFromEnvironment();
+  settings.slowRank = indexFromEnvironment("COLLCHECK_SPLIT_SLOW_RANK");
+  return settings;
+}
+
 void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transport &transport,
-                  AnalysisResult &out, SplitStats &stats) {
+                  const SplitSettings &settings, AnalysisResult &out, SplitStats &stats) {
   const int rank = transport.rank(), size = transport.size();
   stats.processes = size;
   auto t0 = Clock::now();
@@ -824,7 +829,8 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   // Starting a share costs about a round of reading, one chunk per file (the asker maps the pages
   // at its cuts, which the giver has mapped too, and learns the communicators again). cutAhead
   // counts it: nothing is handed over that would gain less than half a chunk.
-  Handover handover(transport, traces, commId, options.readChunk, victimsOf(rank, size));
+  Handover handover(transport, traces, commId, options.readChunk, victimsOf(rank, size),
+                    settings.slowRank == rank);
   if (rank == 0 && readable && (!comm || size < 2)) {
     stats.fellBack = comm ? "one process" : "no communicator spans every file";
     out = analyze(traces, options);
@@ -841,9 +847,8 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
     shares[0].unclean =
         "process " + std::to_string(rank) + " found no communicator spanning every file";
   } else {
-    shares[0] =
-        analyzeRange(traces, options,
-                     planShare(traces, commId, rank, size, balanceFromEnvironment()), &handover);
+    shares[0] = analyzeRange(traces, options,
+                             planShare(traces, commId, rank, size, settings.balance), &handover);
     stats.ownSeconds = since(t0);
     // Done first: take the rest of a slower process's share, as often as one has some left.
     for (int victim : handover.victims()) {

@@ -38,9 +38,18 @@ struct SplitStats {
   double transportCpuSeconds = -1; // the CPU the MPI thread used until after the gather
 };
 
+// What the split takes from the environment (the tests' settings). Read before the transport
+// starts: MPI_Init, on a thread of its own beside the reading, sets variables, and glibc's getenv
+// is not safe against a setenv on another thread (it read a freed array, under AddressSanitizer).
+struct SplitSettings {
+  Balance balance = Balance::Bytes; // COLLCHECK_SPLIT_BALANCE
+  int slowRank = -1;                // COLLCHECK_SPLIT_SLOW_RANK: this process, slowed (tests)
+};
+SplitSettings splitSettingsFromEnvironment();
+
 // Collective over `transport`. On rank 0 `out` is the job's result; elsewhere it is empty.
 void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transport &transport,
-                  AnalysisResult &out, SplitStats &stats);
+                  const SplitSettings &settings, AnalysisResult &out, SplitStats &stats);
 
 // The merge alone: false with `why` when the shares cannot be merged exactly; `badCut`, when
 // given, is then the cut that does not join (c: between shares c and c+1), or SIZE_MAX when the

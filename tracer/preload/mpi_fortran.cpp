@@ -130,7 +130,7 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
             comm = cComm(fortran[I]);
         }(),
         ...);
-    const bool sendIgnored = cBuffer(fortran[0]) == MPI_IN_PLACE;
+    const bool sendIgnored = kSendTypes < sizeof...(P) && cBuffer(fortran[0]) == MPI_IN_PLACE;
     return record(cArgument<P, I, kSendTypes>(fortran[I], comm, sendIgnored)...);
   }
 

@@ -6,8 +6,6 @@
 namespace collcheck::tracer::mpi {
 namespace {
 
-using format::Kind;
-
 void setType(Record &rec, MPI_Datatype type) {
   uint64_t derivedBytes = 0;
   format::DataType mapped = mapDataType(type, derivedBytes);

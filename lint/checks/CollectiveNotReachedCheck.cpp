@@ -8,7 +8,6 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
-#include "llvm/ADT/StringSwitch.h"
 
 namespace collcheck::lint {
 namespace {
@@ -25,18 +24,12 @@ bool divergent(const ControlDependence &dep, bool onSubCommunicator) {
 
 // The collective whose output differs from rank to rank (a prefix, a piece of a scatter), if the
 // value came from one.
-std::string leftDifferentBy(const clang::Stmt *at) {
-  const auto *call = llvm::dyn_cast_or_null<clang::CallExpr>(at);
+std::string leftDifferentBy(const Origin &source) {
+  const auto *call = llvm::dyn_cast_or_null<clang::CallExpr>(source.at);
   const clang::FunctionDecl *callee = call ? calleeOf(call) : nullptr;
-  if (!callee || !callee->getIdentifier())
+  if (!source.perRankResult || !callee || !callee->getIdentifier())
     return "";
-  llvm::StringRef name = callee->getName();
-  return llvm::StringSwitch<bool>(name)
-                 .Cases("MPI_Scan", "MPI_Exscan", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", true)
-                 .Cases("MPI_Alltoall", "ncclGather", "ncclScatter", "ncclAlltoAll", true)
-                 .Default(false)
-             ? name.str()
-             : "";
+  return callee->getName().str();
 }
 
 std::string dependsOn(const Value &v, const clang::ASTContext &context) {
@@ -47,7 +40,7 @@ std::string dependsOn(const Value &v, const clang::ASTContext &context) {
   if (v.rankDerived)
     return v.rankSource.subject ? "the rank (" + quoted(v.rankSource.subject) + ")" : "the rank";
   if (v.countSource.subject)
-    if (std::string by = leftDifferentBy(v.countSource.at); !by.empty())
+    if (std::string by = leftDifferentBy(v.countSource); !by.empty())
       return quoted(v.countSource.subject) + ", which " + by + " leaves different on each rank";
   // `batches.size()`: name the size, not the container.
   if (llvm::isa_and_nonnull<clang::CallExpr>(v.countSource.at))

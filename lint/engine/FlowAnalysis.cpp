@@ -2992,7 +2992,7 @@ private:
         // and dividing by it forms a local mean.
         Value out;
         out.countDerived = true;
-        out.countSource = {call, coreDecl(outExpr)};
+        out.countSource = {call, coreDecl(outExpr), true};
         writeAll(pointeeLocations(outExpr), out);
       }
       return Value::uniformConstant(0);

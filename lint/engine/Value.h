@@ -42,6 +42,9 @@ struct CountPowers {
 struct Origin {
   const clang::Stmt *at = nullptr;
   const clang::NamedDecl *subject = nullptr; // the count, rank or size variable involved
+  // `at` is a collective whose result differs from rank to rank (a scan's prefix, a scatter's
+  // piece, what an all-to-all sends this rank).
+  bool perRankResult = false;
   explicit operator bool() const { return at != nullptr || subject != nullptr; }
   bool operator==(const Origin &) const = default;
 };

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <string_view>
 
 namespace collcheck::lint {
 namespace {
@@ -27,6 +28,92 @@ ReducerSpec reducer(std::string name, Kind kind, int send, int recv, int op, int
   return spec;
 }
 
+// An MPI collective: its blocking and nonblocking names, its kind as the trace format names it
+// (empty: none there), and its C parameter list as the MPI standard spells it.
+struct MpiCollective {
+  const char *blocking, *nonblocking, *kind, *parameters;
+};
+
+// The tracer's table (tracer/preload/mpi_collectives.def): what the tracer records is what the
+// lint knows as a collective, so that neither misses one the other has.
+constexpr MpiCollective kTracedMpiCollectives[] = {
+#define COLLECTIVE(Blocking, blocking, Nonblocking, nonblocking, kind, parameters, arguments,      \
+                   fill)                                                                           \
+  {"MPI_" #Blocking, "MPI_" #Nonblocking, #kind, #parameters},
+#include "mpi_collectives.def"
+#undef COLLECTIVE
+};
+
+// Collectives the tracer does not record (docs/trace-format.md, *Not recorded*): every member of
+// the communicator must still issue them.
+constexpr MpiCollective kUntracedMpiCollectives[] = {
+    {"MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", "",
+     "(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, "
+     "MPI_Datatype recvtype, MPI_Comm comm)"},
+    {"MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", "",
+     "(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, "
+     "const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)"},
+    {"MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", "",
+     "(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, "
+     "MPI_Datatype recvtype, MPI_Comm comm)"},
+    {"MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", "",
+     "(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, "
+     "void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, "
+     "MPI_Comm comm)"},
+    {"MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", "",
+     "(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], "
+     "const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], "
+     "const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)"},
+};
+
+// What the lint follows through a collective of the trace format's kind `kind`: the reductions
+// and the gathers that sum what they collect; whatever else leaves each rank its own result.
+Kind mpiKind(std::string_view kind) {
+  if (kind == "AllReduce")
+    return Kind::AllReduce;
+  if (kind == "Reduce")
+    return Kind::Reduce;
+  if (kind == "ReduceScatter" || kind == "ReduceScatterBlock")
+    return Kind::ReduceScatter;
+  if (kind == "Broadcast")
+    return Kind::Broadcast;
+  if (kind == "AllGather" || kind == "AllGatherv")
+    return Kind::AllGather;
+  if (kind == "Barrier")
+    return Kind::Barrier;
+  return Kind::Other;
+}
+
+// A spec whose arguments are found by the names the MPI standard gives its parameters:
+// "(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm
+// comm)" has its data at 0, its result at 1, its op at 4, its datatype at 3, its communicator at 5.
+ReducerSpec fromParameters(std::string name, Kind kind, std::string_view parameters) {
+  constexpr size_t npos = std::string_view::npos;
+  std::vector<std::string_view> names;
+  std::string_view list = parameters.substr(1, parameters.size() - 2); // without the parentheses
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view parameter = list.substr(0, comma);
+    // The name is the parameter's last identifier: "const int recvcounts[]" is "recvcounts".
+    size_t end = parameter.find_last_not_of(" []");
+    size_t begin = parameter.find_last_of(" *", end);
+    begin = begin == npos ? 0 : begin + 1;
+    names.push_back(end == npos ? std::string_view() : parameter.substr(begin, end + 1 - begin));
+    list = comma == npos ? std::string_view() : list.substr(comma + 1);
+  }
+  auto at = [&](std::initializer_list<std::string_view> wanted) {
+    for (std::string_view w : wanted)
+      for (size_t i = 0; i < names.size(); ++i)
+        if (names[i] == w)
+          return static_cast<int>(i);
+    return -1;
+  };
+  // A broadcast's buffer is its data and its result; an all-to-all of per-peer datatypes has no
+  // one datatype.
+  return reducer(std::move(name), kind, at({"sendbuf", "buffer"}), at({"recvbuf"}), at({"op"}),
+                 at({"datatype", "sendtype"}), at({"comm"}));
+}
+
 void addBuiltinReducers(std::vector<ReducerSpec> &table) {
   // NCCL, nccl.h order: (sendbuff, recvbuff, count, datatype, op, [root,] comm, stream).
   table.push_back(reducer("ncclAllReduce", Kind::AllReduce, 0, 1, 4, 3, 5));
@@ -40,26 +127,13 @@ void addBuiltinReducers(std::vector<ReducerSpec> &table) {
   table.push_back(reducer("ncclScatter", Kind::Other, 0, 1, -1, 3, 5));
   table.push_back(reducer("ncclCommSplit", Kind::Other, -1, -1, -1, -1, 0));
   table.push_back(reducer("ncclCommInitRank", Kind::Other, -1, -1, -1, -1, -1));
-  // MPI: (sendbuf, recvbuf, count, datatype, op, [root,] comm).
-  table.push_back(reducer("MPI_Allreduce", Kind::AllReduce, 0, 1, 4, 3, 5));
-  table.push_back(reducer("MPI_Iallreduce", Kind::AllReduce, 0, 1, 4, 3, 5));
-  table.push_back(reducer("MPI_Reduce", Kind::Reduce, 0, 1, 4, 3, 6));
-  table.push_back(reducer("MPI_Ireduce", Kind::Reduce, 0, 1, 4, 3, 6));
-  table.push_back(reducer("MPI_Reduce_scatter_block", Kind::ReduceScatter, 0, 1, 4, 3, 5));
-  table.push_back(reducer("MPI_Reduce_scatter", Kind::ReduceScatter, 0, 1, 4, 3, 5));
-  table.push_back(reducer("MPI_Bcast", Kind::Broadcast, 0, -1, -1, 2, 4));
-  table.push_back(reducer("MPI_Ibcast", Kind::Broadcast, 0, -1, -1, 2, 4));
-  table.push_back(reducer("MPI_Allgather", Kind::AllGather, 0, 3, -1, 2, 6));
-  table.push_back(reducer("MPI_Iallgather", Kind::AllGather, 0, 3, -1, 2, 6));
-  table.push_back(reducer("MPI_Allgatherv", Kind::AllGather, 0, 3, -1, 2, 7));
-  table.push_back(reducer("MPI_Gather", Kind::Other, 0, 3, -1, 2, 7));
-  table.push_back(reducer("MPI_Gatherv", Kind::Other, 0, 3, -1, 2, 8));
-  table.push_back(reducer("MPI_Scatter", Kind::Other, 0, 3, -1, 2, 7));
-  table.push_back(reducer("MPI_Alltoall", Kind::Other, 0, 3, -1, 2, 6));
-  table.push_back(reducer("MPI_Scan", Kind::Other, 0, 1, 4, 3, 5));
-  table.push_back(reducer("MPI_Exscan", Kind::Other, 0, 1, 4, 3, 5));
-  table.push_back(reducer("MPI_Barrier", Kind::Barrier, -1, -1, -1, -1, 0));
-  table.push_back(reducer("MPI_Ibarrier", Kind::Barrier, -1, -1, -1, -1, 0));
+  // MPI: every collective the tracer records, blocking and nonblocking, from its table.
+  for (const MpiCollective &c : kTracedMpiCollectives)
+    for (const char *name : {c.blocking, c.nonblocking})
+      table.push_back(fromParameters(name, mpiKind(c.kind), c.parameters));
+  for (const MpiCollective &c : kUntracedMpiCollectives)
+    for (const char *name : {c.blocking, c.nonblocking})
+      table.push_back(fromParameters(name, mpiKind(c.kind), c.parameters));
   table.push_back(reducer("MPI_Comm_split", Kind::Other, -1, -1, -1, -1, 0));
   table.push_back(reducer("MPI_Comm_dup", Kind::Other, -1, -1, -1, -1, 0));
   table.push_back(reducer("MPI_Comm_create", Kind::Other, -1, -1, -1, -1, 0));

@@ -22,6 +22,48 @@ TEST(Config, DefaultsCoverTheThreeLibraries) {
   EXPECT_TRUE(config.ruleEnabled("uncompensated-mean"));
 }
 
+// The MPI entries come from the tracer's table of collectives, their arguments found by name:
+// the same positions the MPI standard gives them, blocking and nonblocking alike.
+TEST(Config, EveryMpiCollectiveIsKnownWithItsArguments) {
+  LintConfig config = LintConfig::defaults();
+  struct Expected {
+    const char *name;
+    CollectiveKind kind;
+    int send, recv, op, datatype, comm;
+  } expected[] = {
+      {"MPI_Allreduce", CollectiveKind::AllReduce, 0, 1, 4, 3, 5},
+      {"MPI_Iallreduce", CollectiveKind::AllReduce, 0, 1, 4, 3, 5},
+      {"MPI_Reduce", CollectiveKind::Reduce, 0, 1, 4, 3, 6},
+      {"MPI_Bcast", CollectiveKind::Broadcast, 0, -1, -1, 2, 4},
+      {"MPI_Barrier", CollectiveKind::Barrier, -1, -1, -1, -1, 0},
+      {"MPI_Allgatherv", CollectiveKind::AllGather, 0, 3, -1, 2, 7},
+      {"MPI_Reduce_scatter", CollectiveKind::ReduceScatter, 0, 1, 4, 3, 5},
+      {"MPI_Ireduce_scatter_block", CollectiveKind::ReduceScatter, 0, 1, 4, 3, 5},
+      {"MPI_Scatterv", CollectiveKind::Other, 0, 4, -1, 3, 8},
+      {"MPI_Igatherv", CollectiveKind::Other, 0, 3, -1, 2, 8},
+      {"MPI_Alltoallw", CollectiveKind::Other, 0, 4, -1, -1, 8},
+      {"MPI_Iexscan", CollectiveKind::Other, 0, 1, 4, 3, 5},
+      {"MPI_Neighbor_alltoall", CollectiveKind::Other, 0, 3, -1, 2, 6},
+      {"MPI_Ineighbor_alltoallw", CollectiveKind::Other, 0, 4, -1, -1, 8},
+  };
+  for (const Expected &e : expected) {
+    const ReducerSpec *spec = reducer(config, e.name);
+    ASSERT_NE(spec, nullptr) << e.name;
+    EXPECT_EQ(spec->kind, e.kind) << e.name;
+    EXPECT_EQ(spec->send, e.send) << e.name;
+    EXPECT_EQ(spec->recv, e.recv) << e.name;
+    EXPECT_EQ(spec->op, e.op) << e.name;
+    EXPECT_EQ(spec->datatype, e.datatype) << e.name;
+    EXPECT_EQ(spec->comm, e.comm) << e.name;
+  }
+  // 17 collectives in two forms, and the 5 neighborhood collectives in two.
+  EXPECT_EQ(std::count_if(config.reducers.begin(), config.reducers.end(),
+                          [](const ReducerSpec &r) {
+                            return r.name.starts_with("MPI_") && !r.name.starts_with("MPI_Comm_");
+                          }),
+            44);
+}
+
 TEST(Config, WrappersReducersAndDisabledRules) {
   LintConfig config = LintConfig::defaults();
   std::string error;

@@ -11,7 +11,7 @@ namespace {
 using format::Kind;
 
 bool isCallOn(const format::Record &r, uint64_t commId) {
-  return r.commId == commId && r.kind <= static_cast<uint8_t>(Kind::Recv) &&
+  return r.commId == commId && format::isCallKind(r.kind) &&
          format::classify(r) == format::SlotState::Published && format::isKnownKind(r.kind);
 }
 

@@ -516,15 +516,15 @@ void Analysis::learnMembers(const format::Record &r) {
 void Analysis::route(int file, const format::Record &r) {
   FileState &cached = files_[static_cast<size_t>(file)];
   if (MemberStream *s = cached.cachedStream;
-      s && r.kind < static_cast<uint8_t>(Kind::Send) && r.commId == cached.cachedStreamComm &&
+      s && format::isCollectiveKind(r.kind) && r.commId == cached.cachedStreamComm &&
       r.commRank == cached.cachedStreamRank && r.seq() == s->nextSeq) {
     s->nextSeq = r.seq() + 1;
     s->queue.push(r);
     ++cached.backlog;
     return;
   }
-  // Kinds up to Recv are sequenced on a communicator (kinds.def keeps them first).
-  if (r.kind > static_cast<uint8_t>(Kind::Recv)) {
+  // Calls are sequenced on a communicator; everything else is said once, by one process.
+  if (!format::isCallKind(r.kind)) {
     switch (static_cast<Kind>(r.kind)) {
     case Kind::CommCreate:
       learnCommunicator(file, r);
@@ -668,7 +668,7 @@ Analysis::Chunk Analysis::fetch(int file) {
   if (rangeStart && c.records && c.states && c.run.length == 0)
     for (uint64_t i = 1; fs.next + i < c.end; ++i)
       if (c.states[i] == format::SlotState::Published &&
-          c.records[i].kind < static_cast<uint8_t>(Kind::Send)) {
+          format::isCollectiveKind(c.records[i].kind)) {
         fs.heldEnd = c.end;
         fs.heldRecords = c.records + i;
         fs.heldStates = c.states + i;
@@ -801,7 +801,7 @@ void Analysis::processChunk(int file, const Chunk &c) {
     // The next record of a file is almost always the next call of the stream the last one went
     // to: then routing is a few comparisons and a push, without a call.
     if (MemberStream *s = fs.cachedStream;
-        s && r.kind < static_cast<uint8_t>(Kind::Send) && r.commId == fs.cachedStreamComm &&
+        s && format::isCollectiveKind(r.kind) && r.commId == fs.cachedStreamComm &&
         r.commRank == fs.cachedStreamRank && r.seq() == s->nextSeq) {
       s->nextSeq = r.seq() + 1;
       s->queue.push(r);
@@ -810,7 +810,7 @@ void Analysis::processChunk(int file, const Chunk &c) {
       route(file, r);
     }
     lastRecord = &r;
-    if (r.kind <= static_cast<uint8_t>(Kind::Recv))
+    if (format::isCallKind(r.kind))
       lastCall = &r;
     ++read;
   }

@@ -9,9 +9,8 @@ namespace {
 // Whether `r`, `i` slots after `first`, is the next of `first`'s stream's consecutive calls.
 inline bool continuesRun(const format::Record &first, const format::Record &r,
                          format::SlotState state, uint64_t i) {
-  return state == format::SlotState::Published &&
-         r.kind < static_cast<uint8_t>(format::Kind::Send) && r.commId == first.commId &&
-         r.commRank == first.commRank && r.seq() == first.seq() + i;
+  return state == format::SlotState::Published && format::isCollectiveKind(r.kind) &&
+         r.commId == first.commId && r.commRank == first.commRank && r.seq() == first.seq() + i;
 }
 
 } // namespace

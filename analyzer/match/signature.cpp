@@ -49,6 +49,19 @@ bool hasVariableCounts(const Record &r) {
 
 bool isPointToPoint(Kind kind) { return kind == Kind::Send || kind == Kind::Recv; }
 
+bool isNeighborhood(Kind kind) {
+  switch (kind) {
+  case Kind::NeighborAllGather:
+  case Kind::NeighborAllGatherv:
+  case Kind::NeighborAllToAll:
+  case Kind::NeighborAllToAllv:
+  case Kind::NeighborAllToAllw:
+    return true;
+  default:
+    return false;
+  }
+}
+
 namespace {
 
 bool derivedSized(const Record &r) {
@@ -75,7 +88,7 @@ uint32_t signatureDifferences(const Record &a, const Record &b) {
   if (a.kind != b.kind ||
       (a.flags & format::kFlagNonBlocking) != (b.flags & format::kFlagNonBlocking))
     return kFieldKind;
-  if (kind == Kind::Barrier)
+  if (kind == Kind::Barrier || isNeighborhood(kind))
     return 0;
   uint32_t diff = 0;
   // On an intercommunicator the root group passes MPI_ROOT at the root and MPI_PROC_NULL at the

@@ -20,6 +20,9 @@ bool isReduction(Kind kind); // carries a reduction op
 // v-variants and MPI_Reduce_scatter (per-rank receive counts): counts differ per rank by design.
 bool hasVariableCounts(const Record &r);
 bool isPointToPoint(Kind kind);
+// MPI's neighborhood collectives: each process exchanges with the neighbors its communicator's
+// topology gives it, in counts and datatypes of its own; only the kind is compared.
+bool isNeighborhood(Kind kind);
 
 // Fields of a collective's signature; a bit set.
 enum SignatureField : uint32_t {

@@ -28,8 +28,8 @@ ReducerSpec reducer(std::string name, Kind kind, int send, int recv, int op, int
   return spec;
 }
 
-// An MPI collective: its blocking and nonblocking names, its kind as the trace format names it
-// (empty: none there), and its C parameter list as the MPI standard spells it.
+// An MPI collective: its blocking and nonblocking names, its kind as the trace format names it,
+// and its C parameter list as the MPI standard spells it.
 struct MpiCollective {
   const char *blocking, *nonblocking, *kind, *parameters;
 };
@@ -42,28 +42,6 @@ constexpr MpiCollective kTracedMpiCollectives[] = {
   {"MPI_" #Blocking, "MPI_" #Nonblocking, #kind, #parameters},
 #include "mpi_collectives.def"
 #undef COLLECTIVE
-};
-
-// Collectives the tracer does not record (docs/trace-format.md, *Not recorded*): every member of
-// the communicator must still issue them.
-constexpr MpiCollective kUntracedMpiCollectives[] = {
-    {"MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", "",
-     "(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, "
-     "MPI_Datatype recvtype, MPI_Comm comm)"},
-    {"MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv", "",
-     "(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, "
-     "const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)"},
-    {"MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", "",
-     "(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, "
-     "MPI_Datatype recvtype, MPI_Comm comm)"},
-    {"MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", "",
-     "(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, "
-     "void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, "
-     "MPI_Comm comm)"},
-    {"MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", "",
-     "(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], "
-     "const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], "
-     "const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)"},
 };
 
 // What the lint follows through a collective of the trace format's kind `kind`: the reductions
@@ -129,9 +107,6 @@ void addBuiltinReducers(std::vector<ReducerSpec> &table) {
   table.push_back(reducer("ncclCommInitRank", Kind::Other, -1, -1, -1, -1, -1));
   // MPI: every collective the tracer records, blocking and nonblocking, from its table.
   for (const MpiCollective &c : kTracedMpiCollectives)
-    for (const char *name : {c.blocking, c.nonblocking})
-      table.push_back(fromParameters(name, mpiKind(c.kind), c.parameters));
-  for (const MpiCollective &c : kUntracedMpiCollectives)
     for (const char *name : {c.blocking, c.nonblocking})
       table.push_back(fromParameters(name, mpiKind(c.kind), c.parameters));
   table.push_back(reducer("MPI_Comm_split", Kind::Other, -1, -1, -1, -1, 0));

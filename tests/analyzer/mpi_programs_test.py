@@ -70,6 +70,7 @@ def main():
         p.add_argument("--" + option, required=True)
     p.add_argument("--nccl", action="store_true", help="also the NCCL programs (test double)")
     p.add_argument("--fortran", help="folder of the Fortran programs (MPI's Fortran bindings)")
+    p.add_argument("--neighbors", help="the tracer tests' program of neighborhood collectives")
     args = p.parse_args()
     failures = []
     passed = 0
@@ -179,6 +180,23 @@ def main():
             assert status == 1
 
         case("nccl_sendrecv", "nccl_job", ["sendrecv"], 10, None, sendrecv)
+
+    if args.neighbors:
+        case("neighbors_correct", args.neighbors, [], 60, False, expect_clean)
+
+        # Rank 3 has no neighbors on the last graph and skips its neighborhood all-gather there:
+        # nobody waits for it, the job ends, and the call is still one every member must issue.
+        def neighbors_skipped(status, report):
+            found = of(report, "missing-participant")
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            assert ranks(found[0], "issued") == [0, 1, 2], found[0]
+            assert ranks(found[0], "did not issue") == [3], found[0]
+            assert "neighbor_allgather" in found[0]["message"], found[0]["message"]
+            assert found[0]["seq"]["first"] == 0, found[0]
+            assert len(report["findings"]) == 1, [f["message"] for f in report["findings"]]
+            assert status == 1
+
+        case("neighbors_skipped", args.neighbors, ["skip"], 30, False, neighbors_skipped)
 
     if args.fortran:
         for program in ("mpi_fortran", "mpi_fortran_f08"):

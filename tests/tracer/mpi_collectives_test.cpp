@@ -333,6 +333,55 @@ TEST(MpiCommunicatorLifecycle, CreateGroupTwiceAndAnAddressReusedAfterADisconnec
 #endif
 }
 
+TEST(MpiNeighborhoodCollectives, EveryFormRecordedWithWhatThisProcessSends) {
+  // programs/mpi_neighbors.c: on a periodic 1-D grid of 4 (two neighbors each, 2 ints to each),
+  // the five neighborhood collectives, blocking then nonblocking; on a chain (rank r sends to
+  // r+1 only) an all-to-all of 3 ints and two of one value of per-neighbor types.
+  std::string dir = freshDir("mpi_neighbors");
+  ASSERT_EQ(runTraced(mpirun(4) + COLLCHECK_PROGRAM_DIR "/mpi_neighbors", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 4u);
+  std::set<uint64_t> grids, chains;
+  for (const ProcessTrace &t : traces) {
+    int r = t.header.worldRank;
+    std::vector<format::Record> first = ofKind(t, Kind::NeighborAllGather);
+    ASSERT_EQ(first.size(), 2u) << t.path << ": blocking and nonblocking";
+    uint64_t grid = first[0].commId;
+    std::vector<ExpectedCall> blocking = {
+        {Kind::NeighborAllGather, 2, DataType::Int32, ReduceOp::None, -1, 0, 0},
+        {Kind::NeighborAllGatherv, 2, DataType::Int32, ReduceOp::None, -1, 0, 0},
+        {Kind::NeighborAllToAll, 2, DataType::Int32, ReduceOp::None, -1, 0, 0},
+        {Kind::NeighborAllToAllv, 4, DataType::Int32, ReduceOp::None, -1, 0, 0},
+        {Kind::NeighborAllToAllw, 16, DataType::Byte, ReduceOp::None, -1, 0, 0},
+    };
+    std::vector<ExpectedCall> onGrid = blocking;
+    for (ExpectedCall e : blocking) {
+      e.flags = format::kFlagNonBlocking;
+      onGrid.push_back(e);
+    }
+    expectCalls(sequenced(t, grid), onGrid, r);
+    // The chain's ends: rank 3 sends to nobody.
+    std::vector<format::Record> v = ofKind(t, Kind::NeighborAllToAllv);
+    ASSERT_EQ(v.size(), 3u) << t.path;
+    uint64_t chain = v[2].commId;
+    uint64_t sends = r < 3 ? 1 : 0;
+    expectCalls(sequenced(t, chain),
+                {{Kind::NeighborAllToAllv, 3 * sends, DataType::Int32, ReduceOp::None, -1, 0, 0},
+                 {Kind::NeighborAllToAllw, 4 * sends, DataType::Byte, ReduceOp::None, -1, 0, 0},
+                 {Kind::NeighborAllToAllw, 8 * sends, DataType::Byte, ReduceOp::None, -1, 0, 0}},
+                r);
+    grids.insert(grid);
+    chains.insert(chain);
+  }
+  EXPECT_EQ(grids.size(), 1u) << "every member gives the grid one id";
+  EXPECT_EQ(chains.size(), 1u) << "and the chain another";
+  EXPECT_NE(*grids.begin(), *chains.begin());
+#ifdef COLLCHECK_TOOL
+  // Each process's counts are its own: a correct program.
+  EXPECT_EQ(runPlain(std::string(COLLCHECK_TOOL) + " analyze --quiet " + dir), 0);
+#endif
+}
+
 TEST(MpiIntercommunicators, CountArraysAreReadOverTheRemoteGroup) {
   // programs/mpi_intercomm.c: world rank 0 against world ranks 1-3; every count is 3.
   std::string dir = freshDir("mpi_intercomm");

@@ -66,13 +66,18 @@ void missingFortran(MPI_Fint *ierr) {
 // Alltoallw's per-peer datatypes, converted for the record: one array per parameter position, as
 // long as the communicator has peers. None for an array MPI ignores (the send side's, when the
 // send buffer is MPI_IN_PLACE), which the program may not have filled or even sized.
+// An array of datatype handles, one per peer: per member of the (remote) group, or for a
+// neighborhood collective per neighbor (the send side's per destination, the receive side's per
+// source).
 template <size_t Position>
-const MPI_Datatype *cTypes(const void *fortran, MPI_Comm comm, bool ignored) {
+const MPI_Datatype *cTypes(const void *fortran, MPI_Comm comm, bool ignored, bool neighborhood,
+                           bool sendSide) {
   if (ignored)
     return nullptr;
   thread_local std::vector<MPI_Datatype> converted;
-  const CommState *state = commOf(comm);
-  converted.assign(state ? static_cast<size_t>(peers(state)) : 0, MPI_Datatype{});
+  const CommState *state = neighborhood ? nullptr : commOf(comm);
+  int count = neighborhood ? neighbors(comm, !sendSide) : state ? peers(state) : 0;
+  converted.assign(static_cast<size_t>(count), MPI_Datatype{});
   const auto *handles = static_cast<const MPI_Fint *>(fortran);
   for (size_t i = 0; i < converted.size(); ++i)
     converted[i] = COLLCHECK_PMPI(MPI_Type_f2c)(handles[i]);
@@ -83,7 +88,7 @@ template <class> constexpr bool kUnconverted = false;
 
 // The C value of the Fortran argument at `Position`, whose C parameter has type T; `comm`: the
 // call's communicator, already converted; `sendIgnored`: the send side's arrays are ignored.
-template <class T, size_t Position, size_t SendTypes>
+template <class T, size_t Position, size_t SendTypes, bool Neighborhood>
 T cArgument(void *fortran, MPI_Comm comm, bool sendIgnored) {
   if constexpr (std::is_same_v<T, int>)
     return *static_cast<const MPI_Fint *>(fortran);
@@ -99,8 +104,11 @@ T cArgument(void *fortran, MPI_Comm comm, bool sendIgnored) {
     return const_cast<void *>(cBuffer(fortran));
   else if constexpr (std::is_same_v<T, const int *>)
     return static_cast<const int *>(fortran);
+  else if constexpr (std::is_same_v<T, const MPI_Aint *>)
+    return static_cast<const MPI_Aint *>(fortran); // INTEGER(KIND=MPI_ADDRESS_KIND)
   else if constexpr (std::is_same_v<T, const MPI_Datatype *>)
-    return cTypes<Position>(fortran, comm, sendIgnored && Position == SendTypes);
+    return cTypes<Position>(fortran, comm, sendIgnored && Position == SendTypes, Neighborhood,
+                            Position == SendTypes);
   else if constexpr (std::is_same_v<T, MPI_Request *>)
     return nullptr; // an output of the real call; the record does not need it
   else
@@ -120,6 +128,9 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
         return i;
     return sizeof...(P);
   }();
+  // The neighborhood all-to-all of per-neighbor datatypes is the one whose displacements are
+  // addresses (MPI_Aint): its arrays have one entry per neighbor, not per member.
+  static constexpr bool kNeighborhood = (std::is_same_v<P, const MPI_Aint *> || ...);
 
   template <size_t... I>
   static Started start(Started (*record)(P...), void *const *fortran, std::index_sequence<I...>) {
@@ -131,7 +142,7 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
         }(),
         ...);
     const bool sendIgnored = kSendTypes < sizeof...(P) && cBuffer(fortran[0]) == MPI_IN_PLACE;
-    return record(cArgument<P, I, kSendTypes>(fortran[I], comm, sendIgnored)...);
+    return record(cArgument<P, I, kSendTypes, kNeighborhood>(fortran[I], comm, sendIgnored)...);
   }
 
   template <class Real, class Forward>

@@ -212,6 +212,31 @@ MPI_Comm nullComm() {
   return comm;
 }
 
+int neighbors(MPI_Comm comm, bool sources) {
+  int topology = MPI_UNDEFINED, count = 0;
+  if (COLLCHECK_PMPI(MPI_Topo_test)(comm, &topology) != MPI_SUCCESS)
+    return 0;
+  if (topology == MPI_CART) {
+    if (COLLCHECK_PMPI(MPI_Cartdim_get)(comm, &count) != MPI_SUCCESS)
+      return 0;
+    return 2 * count;
+  }
+  if (topology == MPI_GRAPH) {
+    int rank = 0;
+    if (COLLCHECK_PMPI(MPI_Comm_rank)(comm, &rank) != MPI_SUCCESS ||
+        COLLCHECK_PMPI(MPI_Graph_neighbors_count)(comm, rank, &count) != MPI_SUCCESS)
+      return 0;
+    return count;
+  }
+  if (topology == MPI_DIST_GRAPH) {
+    int in = 0, out = 0, weighted = 0;
+    if (COLLCHECK_PMPI(MPI_Dist_graph_neighbors_count)(comm, &in, &out, &weighted) != MPI_SUCCESS)
+      return 0;
+    return sources ? in : out;
+  }
+  return 0;
+}
+
 int typeSize(MPI_Datatype type) {
   int size = 0;
   COLLCHECK_PMPI(MPI_Type_size)(type, &size);

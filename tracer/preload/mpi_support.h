@@ -64,6 +64,10 @@ inline CommState *commOf(MPI_Comm comm) {
 inline int peers(const CommState *comm) {
   return comm->remoteSize >= 0 ? comm->remoteSize : comm->size;
 }
+// The length of a neighborhood collective's count arrays: the neighbors `comm`'s topology gives
+// this process, the sources it receives from or the destinations it sends to (two per dimension
+// of a Cartesian grid, MPI_PROC_NULL ones included). 0 on a communicator without a topology.
+int neighbors(MPI_Comm comm, bool sources);
 
 // World ranks of the members of `comm`, in comm rank order (local calls only: group translation).
 std::vector<int32_t> worldMembers(MPI_Comm comm);

@@ -137,6 +137,24 @@ void fillAlltoallw(Record &rec, const CommState *comm, const void *sendbuf, cons
     rec.flags |= format::kFlagInPlace;
 }
 
+// The neighborhood all-to-alls: what this process sends its destinations, in elements of its one
+// send type (v) or in bytes (w, one type per neighbor). The counts of different processes differ
+// with their neighborhoods; only participation is compared.
+void fillNeighborAlltoallv(Record &rec, MPI_Comm comm, const int sendcounts[],
+                           MPI_Datatype sendtype) {
+  setType(rec, sendtype);
+  for (int i = 0, n = sendcounts ? neighbors(comm, false) : 0; i < n; ++i)
+    rec.count += static_cast<uint64_t>(sendcounts[i] > 0 ? sendcounts[i] : 0);
+}
+
+void fillNeighborAlltoallw(Record &rec, MPI_Comm comm, const int sendcounts[],
+                           const MPI_Datatype sendtypes[]) {
+  rec.dataType = static_cast<uint8_t>(format::DataType::Byte);
+  for (int i = 0, n = sendcounts && sendtypes ? neighbors(comm, false) : 0; i < n; ++i)
+    rec.count += static_cast<uint64_t>(sendcounts[i] > 0 ? sendcounts[i] : 0) *
+                 static_cast<uint64_t>(typeSize(sendtypes[i]));
+}
+
 void fillReduceScatter(Record &rec, const CommState *comm, const void *sendbuf,
                        const int recvcounts[], MPI_Datatype type, MPI_Op op) {
   int own = comm && recvcounts ? recvcounts[comm->rank] : 0;

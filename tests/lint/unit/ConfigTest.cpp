@@ -56,7 +56,7 @@ TEST(Config, EveryMpiCollectiveIsKnownWithItsArguments) {
     EXPECT_EQ(spec->datatype, e.datatype) << e.name;
     EXPECT_EQ(spec->comm, e.comm) << e.name;
   }
-  // 17 collectives in two forms, and the 5 neighborhood collectives in two.
+  // 22 collectives (the 5 neighborhood collectives among them) in two forms each.
   EXPECT_EQ(std::count_if(config.reducers.begin(), config.reducers.end(),
                           [](const ReducerSpec &r) {
                             return r.name.starts_with("MPI_") && !r.name.starts_with("MPI_Comm_");

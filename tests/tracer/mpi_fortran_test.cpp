@@ -100,5 +100,22 @@ TEST_P(MpiFortran, CommunicatorsSplitInFortranAreCreatedUsedAndReleased) {
   EXPECT_NE(ids[0], ids[1]) << "the two parts differ";
 }
 
+TEST_P(MpiFortran, NeighborhoodCollectivesCountTheirArraysPerNeighbor) {
+  // A periodic line of the 4 processes, two neighbors each: an all-gather of 2 integers, and an
+  // all-to-all of an integer to one neighbor and a double precision value to the other, whose
+  // datatype arrays have one entry per neighbor (2), not per member (4).
+  std::vector<ProcessTrace> traces = traced();
+  ASSERT_EQ(traces.size(), static_cast<size_t>(kRanks));
+  for (int r = 0; r < kRanks; ++r) {
+    const ProcessTrace &t = traces[r];
+    std::vector<format::Record> gathers = ofKind(t, Kind::NeighborAllGather);
+    ASSERT_EQ(gathers.size(), 1u) << "rank " << r;
+    expectCalls(sequenced(t, gathers[0].commId),
+                {{Kind::NeighborAllGather, 2, DataType::Int32, ReduceOp::None, -1, 0, 0},
+                 {Kind::NeighborAllToAllw, 4 + 8, DataType::Byte, ReduceOp::None, -1, 0, 0}},
+                r);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Bindings, MpiFortran, ::testing::Values("mpi_fortran", "mpi_fortran_f08"),
                          [](const auto &info) { return std::string(info.param); });

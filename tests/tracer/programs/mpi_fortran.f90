@@ -3,7 +3,9 @@
 program mpi_fortran
   use mpi
   implicit none
-  integer :: ierr, rank, nprocs, half, sub, request, i, n7
+  integer :: ierr, rank, nprocs, half, sub, request, i, n7, line, sendmix(2), recvmix(2)
+  integer(kind=MPI_ADDRESS_KIND) :: at(2)
+  double precision :: out2(2), in2(2)
   character(len=16) :: bug
   double precision :: d3(3), d5(5), total5(5)
   real :: r7(7), max7(7)
@@ -42,6 +44,18 @@ program mpi_fortran
     types(i) = MPI_INTEGER
   end do
   call mpi_alltoallw(gathered, ones, bytes, types, block, ones, bytes, types, MPI_COMM_WORLD, ierr)
+
+  ! A periodic line of the processes, two neighbors each: a neighborhood all-gather, and an
+  ! all-to-all of an integer to the left and a double precision value to the right (one datatype
+  ! per neighbor, displacements in bytes).
+  call mpi_cart_create(MPI_COMM_WORLD, 1, [nprocs], [.true.], .false., line, ierr)
+  call mpi_neighbor_allgather(i2, 2, MPI_INTEGER, gathered, 2, MPI_INTEGER, line, ierr)
+  at = [0_MPI_ADDRESS_KIND, 8_MPI_ADDRESS_KIND]
+  sendmix = [MPI_INTEGER, MPI_DOUBLE_PRECISION]
+  recvmix = [MPI_DOUBLE_PRECISION, MPI_INTEGER]
+  out2 = rank
+  call mpi_neighbor_alltoallw(out2, [1, 1], at, sendmix, in2, [1, 1], at, recvmix, line, ierr)
+  call mpi_comm_free(line, ierr)
 
   half = mod(rank, 2)
   call mpi_comm_split(MPI_COMM_WORLD, half, rank, sub, ierr)

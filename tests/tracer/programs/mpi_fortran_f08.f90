@@ -5,7 +5,10 @@ program mpi_fortran_f08
   implicit none
   integer :: rank, nprocs, half, i, n7
   character(len=16) :: bug
-  type(MPI_Comm) :: sub
+  type(MPI_Comm) :: sub, line
+  type(MPI_Datatype) :: sendmix(2), recvmix(2)
+  integer(kind=MPI_ADDRESS_KIND) :: at(2)
+  double precision :: out2(2), in2(2)
   type(MPI_Request) :: request
   double precision :: d3(3), d5(5), total5(5)
   real :: r7(7), max7(7)
@@ -45,6 +48,15 @@ program mpi_fortran_f08
     types(i) = MPI_INTEGER
   end do
   call MPI_Alltoallw(gathered, ones, bytes, types, block, ones, bytes, types, MPI_COMM_WORLD)
+
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, [nprocs], [.true.], .false., line)
+  call MPI_Neighbor_allgather(i2, 2, MPI_INTEGER, gathered, 2, MPI_INTEGER, line)
+  at = [0_MPI_ADDRESS_KIND, 8_MPI_ADDRESS_KIND]
+  sendmix = [MPI_INTEGER, MPI_DOUBLE_PRECISION]
+  recvmix = [MPI_DOUBLE_PRECISION, MPI_INTEGER]
+  out2 = rank
+  call MPI_Neighbor_alltoallw(out2, [1, 1], at, sendmix, in2, [1, 1], at, recvmix, line)
+  call MPI_Comm_free(line)
 
   half = mod(rank, 2)
   call MPI_Comm_split(MPI_COMM_WORLD, half, rank, sub)

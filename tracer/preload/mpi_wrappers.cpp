@@ -55,12 +55,17 @@ void fillRecvSide(Record &rec, const void *recvbuf, int recvcount, MPI_Datatype 
   }
 }
 
-uint64_t total(const int counts[], const CommState *comm, bool localGroup = false) {
+// The sum of the first `n` entries of a count array (a negative count, erroneous, as 0).
+uint64_t total(const int counts[], int n) {
   uint64_t sum = 0;
-  if (counts && comm)
-    for (int i = 0, n = localGroup ? comm->size : peers(comm); i < n; ++i)
-      sum += static_cast<uint64_t>(counts[i] > 0 ? counts[i] : 0);
+  for (int i = 0; counts && i < n; ++i)
+    sum += static_cast<uint64_t>(counts[i] > 0 ? counts[i] : 0);
   return sum;
+}
+
+// The same over a v-collective's peers (or the local group's members).
+uint64_t total(const int counts[], const CommState *comm, bool localGroup = false) {
+  return comm ? total(counts, localGroup ? comm->size : peers(comm)) : 0;
 }
 
 // Whether the root's arguments are valid here: everywhere for calls without a root (-1), at the
@@ -117,12 +122,16 @@ void fillAlltoallv(Record &rec, const CommState *comm, const void *sendbuf, cons
     rec.flags |= format::kFlagInPlace;
 }
 
-uint64_t bytes(const int counts[], const MPI_Datatype types[], const CommState *comm) {
+// Bytes of the first `n` entries of per-peer counts and datatypes.
+uint64_t bytes(const int counts[], const MPI_Datatype types[], int n) {
   uint64_t sum = 0;
-  if (counts && types && comm)
-    for (int i = 0; i < peers(comm); ++i)
-      sum += static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(typeSize(types[i]));
+  for (int i = 0; counts && types && i < n; ++i)
+    sum += static_cast<uint64_t>(counts[i]) * static_cast<uint64_t>(typeSize(types[i]));
   return sum;
+}
+
+uint64_t bytes(const int counts[], const MPI_Datatype types[], const CommState *comm) {
+  return comm ? bytes(counts, types, peers(comm)) : 0;
 }
 
 // Alltoallw has one datatype per peer: the signature is compared in bytes.
@@ -143,16 +152,13 @@ void fillAlltoallw(Record &rec, const CommState *comm, const void *sendbuf, cons
 void fillNeighborAlltoallv(Record &rec, MPI_Comm comm, const int sendcounts[],
                            MPI_Datatype sendtype) {
   setType(rec, sendtype);
-  for (int i = 0, n = sendcounts ? neighbors(comm, false) : 0; i < n; ++i)
-    rec.count += static_cast<uint64_t>(sendcounts[i] > 0 ? sendcounts[i] : 0);
+  rec.count = total(sendcounts, neighbors(comm, false));
 }
 
 void fillNeighborAlltoallw(Record &rec, MPI_Comm comm, const int sendcounts[],
                            const MPI_Datatype sendtypes[]) {
   rec.dataType = static_cast<uint8_t>(format::DataType::Byte);
-  for (int i = 0, n = sendcounts && sendtypes ? neighbors(comm, false) : 0; i < n; ++i)
-    rec.count += static_cast<uint64_t>(sendcounts[i] > 0 ? sendcounts[i] : 0) *
-                 static_cast<uint64_t>(typeSize(sendtypes[i]));
+  rec.count = bytes(sendcounts, sendtypes, neighbors(comm, false));
 }
 
 void fillReduceScatter(Record &rec, const CommState *comm, const void *sendbuf,

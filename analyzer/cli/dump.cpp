@@ -45,11 +45,19 @@ ordered_json headerJson(const std::string &path, const format::Reader &reader) {
   return j;
 }
 
-// Bit 5 is a value capture's kFlagCaptureOutput, and marks an MPI call on an intercommunicator.
-ordered_json flagsJson(uint8_t flags, bool intercomm) {
+// Bit 5 is a value capture's kFlagCaptureOutput, and marks an MPI call on an intercommunicator;
+// bit 6 is a value's kFlagIntegral, and marks a call that initializes a persistent collective.
+ordered_json flagsJson(uint8_t flags, bool intercomm, bool call) {
   if (intercomm) {
-    ordered_json out = flagsJson(static_cast<uint8_t>(flags & ~format::kFlagIntercomm), false);
+    ordered_json out =
+        flagsJson(static_cast<uint8_t>(flags & ~format::kFlagIntercomm), false, call);
     out.push_back("intercomm");
+    return out;
+  }
+  if (call && (flags & format::kFlagPersistent)) {
+    ordered_json out =
+        flagsJson(static_cast<uint8_t>(flags & ~format::kFlagPersistent), false, call);
+    out.push_back("persistent");
     return out;
   }
   static constexpr std::pair<uint8_t, const char *> kNames[] = {
@@ -131,7 +139,7 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     }
   }
   j["group"] = r.group;
-  j["flags"] = flagsJson(r.flags, analyzer::onIntercomm(r));
+  j["flags"] = flagsJson(r.flags, analyzer::onIntercomm(r), format::isCallKind(r.kind));
   // Without measured durations (kHeaderDurations) a returned call reads as 0 ns.
   j["duration_ns"] = format::returned(r)
                          ? ordered_json(static_cast<int64_t>(format::durationNanos(h, r)))

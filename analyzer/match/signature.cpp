@@ -85,8 +85,7 @@ bool onIntercomm(const Record &r) {
 
 uint32_t signatureDifferences(const Record &a, const Record &b) {
   Kind kind = kindOf(a);
-  if (a.kind != b.kind ||
-      (a.flags & format::kFlagNonBlocking) != (b.flags & format::kFlagNonBlocking))
+  if (a.kind != b.kind || (a.flags & kFormFlags) != (b.flags & kFormFlags))
     return kFieldKind;
   if (kind == Kind::Barrier || isNeighborhood(kind))
     return 0;
@@ -137,7 +136,9 @@ std::string describeField(const Record &r, SignatureField field) {
   switch (field) {
   case kFieldKind:
     return std::string(format::kindName(kindOf(r))) +
-           ((r.flags & format::kFlagNonBlocking) ? " (non-blocking)" : "");
+           ((r.flags & format::kFlagNonBlocking)  ? " (non-blocking)"
+            : (r.flags & format::kFlagPersistent) ? " (persistent init)"
+                                                  : "");
   case kFieldCount:
     return "count " + std::to_string(r.count);
   case kFieldDataType: {
@@ -164,6 +165,8 @@ std::string describeCall(const Record &r) {
   std::string out(format::kindName(kind));
   if (r.flags & format::kFlagNonBlocking)
     out = "i" + out;
+  else if (r.flags & format::kFlagPersistent)
+    out += "_init";
   if (kind == Kind::Barrier)
     return out;
   out += "(" + std::to_string(r.count) + " x " +

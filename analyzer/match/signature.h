@@ -34,6 +34,10 @@ enum SignatureField : uint32_t {
   kFieldRoot = 1u << 5,
 };
 
+// The flags that tell a call's form: blocking, nonblocking (MPI_I<name>) or a persistent
+// collective's initialization (MPI_<name>_init). Calls of different forms never match.
+inline constexpr uint8_t kFormFlags = format::kFlagNonBlocking | format::kFlagPersistent;
+
 // The fields in which two records of the same position disagree (0: same signature).
 // Whether a record is a call on an MPI intercommunicator (format::kFlagIntercomm).
 bool onIntercomm(const format::Record &r);
@@ -41,12 +45,12 @@ bool onIntercomm(const format::Record &r);
 uint32_t signatureDifferences(const Record &a, const Record &b);
 inline bool sameSignature(const Record &a, const Record &b) {
   // The common case, all equal, decided without a call in four word compares: count and aux are
-  // bytes 32..47, peer 52..55, kind, datatype, op and flags 60..63 (of the flags only the
-  // non-blocking bit is part of the signature).
+  // bytes 32..47, peer 52..55, kind, datatype, op and flags 60..63 (of the flags only the form's
+  // bits, blocking or not and persistent or not, are part of the signature).
   uint32_t tailA, tailB;
   std::memcpy(&tailA, &a.kind, sizeof tailA);
   std::memcpy(&tailB, &b.kind, sizeof tailB);
-  constexpr uint32_t kTailMask = 0x00ffffffu | (uint32_t{format::kFlagNonBlocking} << 24);
+  constexpr uint32_t kTailMask = 0x00ffffffu | (uint32_t{kFormFlags} << 24);
   if (((tailA ^ tailB) & kTailMask) == 0 && a.count == b.count && a.aux == b.aux &&
       a.peer == b.peer)
     return true;

@@ -188,7 +188,9 @@ void Ledger::add(Reduction reduction) {
 
 void Ledger::collective(const CollectiveEvent &e) {
   const format::Record &call = e.reference;
-  if (!isWeightedReduction(call) && !hasCountShape(call))
+  // A persistent collective's initialization reduces nothing yet: its starts do, unrecorded.
+  if ((call.flags & format::kFlagPersistent) ||
+      (!isWeightedReduction(call) && !hasCountShape(call)))
     return;
   Reduction r;
   r.commId = e.comm.id;

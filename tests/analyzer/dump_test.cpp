@@ -92,6 +92,23 @@ TEST(Dump, HeaderThenOneRecordALine) {
   EXPECT_TRUE(run.err.empty()) << run.err;
 }
 
+TEST(Dump, ThePersistentBitOfACallIsNamedSo) {
+  // Bit 6 marks a persistent collective's initialization on a call, and an integer value on a
+  // value capture (kFlagIntegral).
+  std::string dir = freshDir("dump-persistent");
+  RankTrace t(0, 1);
+  CallSpec init = allreduce(4);
+  init.flags = format::kFlagPersistent;
+  t.call(init);
+  std::string path = writeJob(dir, {t})[0];
+  CommandResult run = runCollcheck("dump " + path);
+  ASSERT_EQ(run.status, 0) << run.err;
+  auto all = lines(run.out);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[3]["kind"], "allreduce");
+  EXPECT_EQ(all[3]["flags"], nlohmann::json::parse(R"(["persistent"])"));
+}
+
 TEST(Dump, TruncatedHeaderIsRefused) {
   std::string path = oneFile("dump-short");
   std::filesystem::resize_file(path, 100);

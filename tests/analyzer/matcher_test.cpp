@@ -198,6 +198,11 @@ CallSpec nonBlocking(CallSpec s) {
   s.flags |= format::kFlagNonBlocking;
   return s;
 }
+// A persistent collective's initialization (MPI_<name>_init).
+CallSpec persistent(CallSpec s) {
+  s.flags |= format::kFlagPersistent;
+  return s;
+}
 CallSpec allgather(uint64_t count) {
   CallSpec s;
   s.kind = Kind::AllGather;
@@ -208,16 +213,19 @@ CallSpec allgather(uint64_t count) {
 
 INSTANTIATE_TEST_SUITE_P(
     Fields, SignatureMismatch,
-    ::testing::Values(SignatureCase{"kind-mismatch", allreduce(16), bcast(16, 0)},
-                      SignatureCase{"kind-mismatch", allreduce(16), nonBlocking(allreduce(16))},
-                      SignatureCase{"count-mismatch", allreduce(1024), allreduce(1023)},
-                      SignatureCase{"count-mismatch", allgather(8), allgather(16)},
-                      SignatureCase{"datatype-mismatch", allreduce(),
-                                    withType(allreduce(), DataType::Int32)},
-                      SignatureCase{"reduce-op-mismatch", allreduce(64, ReduceOp::Sum),
-                                    allreduce(64, ReduceOp::Avg)},
-                      SignatureCase{"premulsum-scalar-mismatch", premul(0.25), premul(0.5)},
-                      SignatureCase{"root-mismatch", bcast(16, 0), bcast(16, 2)}),
+    ::testing::Values(
+        SignatureCase{"kind-mismatch", allreduce(16), bcast(16, 0)},
+        SignatureCase{"kind-mismatch", allreduce(16), nonBlocking(allreduce(16))},
+        SignatureCase{"kind-mismatch", allreduce(16), persistent(allreduce(16))},
+        SignatureCase{"kind-mismatch", nonBlocking(allreduce(16)), persistent(allreduce(16))},
+        SignatureCase{"count-mismatch", persistent(allreduce(1024)), persistent(allreduce(1023))},
+        SignatureCase{"count-mismatch", allreduce(1024), allreduce(1023)},
+        SignatureCase{"count-mismatch", allgather(8), allgather(16)},
+        SignatureCase{"datatype-mismatch", allreduce(), withType(allreduce(), DataType::Int32)},
+        SignatureCase{"reduce-op-mismatch", allreduce(64, ReduceOp::Sum),
+                      allreduce(64, ReduceOp::Avg)},
+        SignatureCase{"premulsum-scalar-mismatch", premul(0.25), premul(0.5)},
+        SignatureCase{"root-mismatch", bcast(16, 0), bcast(16, 2)}),
     [](const auto &info) {
       std::string name = info.param.rule;
       std::replace(name.begin(), name.end(), '-', '_');

@@ -25,7 +25,7 @@ struct Rank {
 
 // One window on two ranks: each declares its count and normalization, then the gradient reduction.
 Analyzed oneWindow(const std::string &name, const std::vector<Rank> &ranks, ReduceOp op,
-                   double reducerScale = 0) {
+                   double reducerScale = 0, uint8_t flags = 0) {
   std::string dir = freshDir("weighing-" + name);
   std::vector<RankTrace> traces;
   for (size_t r = 0; r < ranks.size(); ++r) {
@@ -36,7 +36,9 @@ Analyzed oneWindow(const std::string &name, const std::vector<Rank> &ranks, Redu
                  static_cast<uint8_t>(ranks[r].normalization));
     if (reducerScale != 0)
       t.declare(Kind::ReducerScale, reducerScale);
-    t.call(allreduce(1024, op)).finalize();
+    CallSpec call = allreduce(1024, op);
+    call.flags |= flags;
+    t.call(call).finalize();
   }
   writeJob(dir, traces);
   return analyzeDir(dir);
@@ -124,6 +126,20 @@ TEST(Weighing, UndeclaredNormalizationUnderAMeanReducerOfUnequalCountsIsAWarning
   ASSERT_EQ(found.size(), 1u) << a.describe();
   EXPECT_EQ(found[0].ruleId, "uncompensated-mean");
   EXPECT_EQ(found[0].severity, rules::Severity::Warning);
+}
+
+TEST(Weighing, APersistentInitializationIsNotWeighed) {
+  // The same window as above, the reduction initialized as a persistent collective
+  // (MPI_Allreduce_init): its starts reduce, and they are not recorded; the initialization says
+  // nothing of the values.
+  Analyzed a = oneWindow("persistent-init",
+                         {{2, LossNormalization::Unknown}, {6, LossNormalization::Unknown}},
+                         ReduceOp::Sum, 0, format::kFlagPersistent);
+  EXPECT_TRUE(objectiveFindings(a).empty()) << a.describe();
+  Analyzed called =
+      oneWindow("persistent-init-called",
+                {{2, LossNormalization::Unknown}, {6, LossNormalization::Unknown}}, ReduceOp::Sum);
+  EXPECT_FALSE(objectiveFindings(called).empty()) << called.describe();
 }
 
 TEST(Weighing, SumsOfPerItemLossesOverASumReducerWeighEveryItemOne) {

@@ -157,6 +157,8 @@ enum : uint8_t {
                                 // kFlagCaptureOutput on ValueCapture records): its root and its
                                 // count totals speak of the other group
   kFlagIntegral = 1u << 6,      // ValueCapture / ValidCount: value was an integer type
+  kFlagPersistent = 1u << 6,    // a persistent collective's initialization (MPI_<name>_init; the
+                                // bit is kFlagIntegral on ValueCapture and ValidCount records)
   kFlagDeviceBuffer = 1u << 7,  // ValueCapture: copied from device memory
 };
 

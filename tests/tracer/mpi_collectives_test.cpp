@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <set>
@@ -380,6 +382,53 @@ TEST(MpiNeighborhoodCollectives, EveryFormRecordedWithWhatThisProcessSends) {
   // Each process's counts are its own: a correct program.
   EXPECT_EQ(runPlain(std::string(COLLCHECK_TOOL) + " analyze --quiet " + dir), 0);
 #endif
+}
+
+TEST(MpiPersistentCollectives, TheInitializationIsRecordedAsTheCollective) {
+  // programs/mpi_persistent.c: between two barriers, a persistent all-reduce, broadcast and
+  // barrier are initialized, started twice and freed; with "count", one more all-reduce is
+  // initialized, by rank 3 with a count of 2 where the others pass 1, and freed unstarted; with
+  // "shim", the all-reduce through MPI_Allreduce_init, which on Open MPI 4 only the program's own
+  // stand-in defines: the wrapper then hands the call on to it (the program exits 1 otherwise),
+  // and the stand-in's call of MPIX_Allreduce_init inside it is not recorded again.
+  for (std::string mode : {"", "count", "shim"}) {
+    const bool countMismatch = mode == "count";
+    std::string dir = freshDir("mpi_persistent" + (mode.empty() ? "" : "_" + mode));
+    std::string program = COLLCHECK_PROGRAM_DIR "/mpi_persistent";
+    ASSERT_EQ(runTraced(mpirun(4) + program + (mode.empty() ? "" : " " + mode), dir), 0) << mode;
+    std::vector<ProcessTrace> traces = loadTraces(dir);
+    ASSERT_EQ(traces.size(), 4u);
+    for (const ProcessTrace &t : traces) {
+      const int r = t.header.worldRank;
+      std::vector<format::Record> barriers = ofKind(t, Kind::Barrier);
+      ASSERT_FALSE(barriers.empty()) << t.path;
+      std::vector<ExpectedCall> want = {
+          {Kind::Barrier, 0, DataType::None, ReduceOp::None, -1, 0, 0},
+          {Kind::AllReduce, 1, DataType::Int32, ReduceOp::Sum, -1, 0, format::kFlagPersistent},
+          {Kind::Broadcast, 2, DataType::Float64, ReduceOp::None, 1, 0, format::kFlagPersistent},
+          {Kind::Barrier, 0, DataType::None, ReduceOp::None, -1, 0, format::kFlagPersistent},
+      };
+      if (countMismatch)
+        want.push_back({Kind::AllReduce, r == 3 ? 2u : 1u, DataType::Int32, ReduceOp::Sum, -1, 0,
+                        format::kFlagPersistent});
+      want.push_back({Kind::Barrier, 0, DataType::None, ReduceOp::None, -1, 0, 0});
+      // The starts are not recorded: the world holds the initializations and the two barriers.
+      expectCalls(sequenced(t, barriers[0].commId), want, r);
+    }
+#ifdef COLLCHECK_TOOL
+    // A persistent initialization is matched as a collective of its own form: the correct program
+    // is clean, and rank 3's count is the count rule's finding at the initialization.
+    std::string json = dir + "/report.json";
+    EXPECT_EQ(runPlain(std::string(COLLCHECK_TOOL) + " analyze --quiet --json " + json + " " + dir),
+              countMismatch ? 1 : 0);
+    if (countMismatch) {
+      std::ifstream in(json);
+      std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      EXPECT_NE(report.find("\"count-mismatch\""), std::string::npos) << report;
+      EXPECT_NE(report.find("allreduce_init(2 x int32, sum)"), std::string::npos) << report;
+    }
+#endif
+  }
 }
 
 TEST(MpiIntercommunicators, CountArraysAreReadOverTheRemoteGroup) {

@@ -26,11 +26,15 @@ inline void finish(const Started &started, bool failed) {
 
 #define COLLCHECK_WITH_REQUEST(...) (__VA_ARGS__, MPI_Request * request)
 #define COLLCHECK_WITH_REQUEST_ARG(...) (__VA_ARGS__, request)
+// A persistent collective's initialization: the blocking form's parameters, an info and a request.
+#define COLLCHECK_WITH_INFO_REQUEST(...) (__VA_ARGS__, MPI_Info info, MPI_Request * request)
+#define COLLCHECK_WITH_INFO_REQUEST_ARG(...) (__VA_ARGS__, info, request)
 
 #define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
                    fill)                                                                           \
   Started start##blocking params;                                                                  \
-  Started start##nonblocking COLLCHECK_WITH_REQUEST params;
+  Started start##nonblocking COLLCHECK_WITH_REQUEST params;                                        \
+  Started start##blocking##_init COLLCHECK_WITH_INFO_REQUEST params;
 #include "mpi_collectives.def"
 #undef COLLECTIVE
 

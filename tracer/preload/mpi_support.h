@@ -6,6 +6,11 @@
 
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
+// Open MPI's extensions declare its persistent collectives (MPIX_<name>_init): the wrappers'
+// definitions are then checked against them.
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
 
 #include "core.h"
 #include "resolve.h"

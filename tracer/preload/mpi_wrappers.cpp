@@ -208,7 +208,8 @@ namespace format = collcheck::format;
     fill;                                                                                          \
     rec.flags |= (extraFlags);                                                                     \
     commit(*started.record, rec);                                                                  \
-    if (capturesValues(rec)) [[unlikely]] {                                                        \
+    /* A persistent initialization carries no values: its buffers are read when it starts. */      \
+    if (!((extraFlags)&format::kFlagPersistent) && capturesValues(rec)) [[unlikely]] {             \
       captureValues(rec, captureInput, false, kNoStream);                                          \
       /* A nonblocking call's output is not ready when it returns. */                              \
       if (!((extraFlags)&format::kFlagNonBlocking))                                                \
@@ -221,28 +222,55 @@ namespace format = collcheck::format;
                    fill)                                                                           \
   COLLCHECK_MPI_START(blocking, kind, params, args, fill, 0)                                       \
   COLLCHECK_MPI_START(nonblocking, kind, COLLCHECK_WITH_REQUEST params,                            \
-                      COLLCHECK_WITH_REQUEST_ARG args, fill, format::kFlagNonBlocking)
+                      COLLCHECK_WITH_REQUEST_ARG args, fill, format::kFlagNonBlocking)             \
+  COLLCHECK_MPI_START(blocking##_init, kind, COLLCHECK_WITH_INFO_REQUEST params,                   \
+                      COLLCHECK_WITH_INFO_REQUEST_ARG args, fill, format::kFlagPersistent)
 #include "mpi_collectives.def"
 #undef COLLECTIVE
 #pragma GCC diagnostic pop
 
-#define COLLCHECK_MPI_WRAPPER(name, params, args)                                                  \
-  COLLCHECK_EXPORT int MPI_##name params {                                                         \
-    static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
+// One exported wrapper: `exported` records through `record`, then forwards to the real function
+// named `realName` (or, where there is none, `fallbackName`, when not null), of type `Real`.
+#define COLLCHECK_MPI_FORWARD(exported, Real, realName, fallbackName, record, params, args)        \
+  COLLCHECK_EXPORT int exported params {                                                           \
+    static RealFunction<Real> resolved(realName, fallbackName);                                    \
     const auto real = resolved.get();                                                              \
     if (!real) [[unlikely]]                                                                        \
-      return missingReal("PMPI_" #name " not found; is this an MPI program?");                     \
+      return missingReal(realName " not found; is this an MPI program?");                          \
     CallScope scope;                                                                               \
-    Started started = scope.outermost() ? record##name args : Started{};                           \
+    Started started = scope.outermost() ? record args : Started{};                                 \
     int rc = real args;                                                                            \
     finish(started, rc != MPI_SUCCESS);                                                            \
     return rc;                                                                                     \
   }
+#define COLLCHECK_MPI_WRAPPER(name, params, args)                                                  \
+  COLLCHECK_MPI_FORWARD(MPI_##name, decltype(&PMPI_##name), "PMPI_" #name, nullptr, record##name,  \
+                        params, args)
 
 #define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
                    fill)                                                                           \
   COLLCHECK_MPI_WRAPPER(blocking, params, args)                                                    \
   COLLCHECK_MPI_WRAPPER(nonblocking, COLLCHECK_WITH_REQUEST params, COLLCHECK_WITH_REQUEST_ARG args)
+#include "mpi_collectives.def"
+#undef COLLECTIVE
+
+// Persistent collectives: MPI-4's MPI_<name>_init, and the same under Open MPI 4's MPIX_ prefix
+// (its pcollreq extension). The initialization is recorded as the collective operation: the
+// standard has the initializations follow every rule of collective calls, ordering included, and
+// they carry the operation's arguments. The starts (MPI_Start, MPI_Startall) are not recorded.
+// The real function is looked up by name only (an older mpi.h declares none of them). Where the
+// MPI library has no profiling entry for it, the call goes on to the next definition of the name
+// itself: a program's own stand-in for an older library (in a shared library loaded after this
+// one) keeps working.
+#define COLLCHECK_MPI_INIT_WRAPPER(prefix, name, params, args)                                     \
+  COLLCHECK_MPI_FORWARD(prefix##name##_init, int(*) COLLCHECK_WITH_INFO_REQUEST params,            \
+                        "P" #prefix #name "_init", #prefix #name "_init", record##name##_init,     \
+                        COLLCHECK_WITH_INFO_REQUEST params, COLLCHECK_WITH_INFO_REQUEST_ARG args)
+
+#define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
+                   fill)                                                                           \
+  COLLCHECK_MPI_INIT_WRAPPER(MPI_, blocking, params, args)                                         \
+  COLLCHECK_MPI_INIT_WRAPPER(MPIX_, blocking, params, args)
 #include "mpi_collectives.def"
 #undef COLLECTIVE
 

@@ -105,10 +105,16 @@ void addBuiltinReducers(std::vector<ReducerSpec> &table) {
   table.push_back(reducer("ncclScatter", Kind::Other, 0, 1, -1, 3, 5));
   table.push_back(reducer("ncclCommSplit", Kind::Other, -1, -1, -1, -1, 0));
   table.push_back(reducer("ncclCommInitRank", Kind::Other, -1, -1, -1, -1, -1));
-  // MPI: every collective the tracer records, blocking and nonblocking, from its table.
-  for (const MpiCollective &c : kTracedMpiCollectives)
-    for (const char *name : {c.blocking, c.nonblocking})
+  // MPI: every collective the tracer records, from its table: blocking, nonblocking, and the
+  // initialization of a persistent one (MPI-4's MPI_<name>_init and Open MPI 4's
+  // MPIX_<name>_init), which every member must call too and which takes the blocking form's
+  // arguments followed by an info and a request.
+  for (const MpiCollective &c : kTracedMpiCollectives) {
+    const std::string init = std::string(c.blocking).substr(4) + "_init";
+    for (const std::string &name :
+         {std::string(c.blocking), std::string(c.nonblocking), "MPI_" + init, "MPIX_" + init})
       table.push_back(fromParameters(name, mpiKind(c.kind), c.parameters));
+  }
   table.push_back(reducer("MPI_Comm_split", Kind::Other, -1, -1, -1, -1, 0));
   table.push_back(reducer("MPI_Comm_dup", Kind::Other, -1, -1, -1, -1, 0));
   table.push_back(reducer("MPI_Comm_create", Kind::Other, -1, -1, -1, -1, 0));

@@ -2,6 +2,9 @@
 // nonblocking and neighborhood forms as much as MPI_Allreduce. Functions named tp_* must produce
 // exactly the diagnostics marked `expect:`, tn_* none.
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> // Open MPI 4's persistent collectives, MPIX_<name>_init
+#endif
 
 #include <vector>
 
@@ -88,3 +91,27 @@ void tn_both_branches_issue_the_allgatherv(const float *mine, int n_valid, float
     MPI_Iallgatherv(mine, 0, MPI_FLOAT, all, counts, displs, MPI_FLOAT, comm, &request);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
 }
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+// A persistent collective's initialization is a collective call of its own: every member of the
+// communicator must make it, in the same order, before any can start it.
+void tp_persistent_allreduce_initialized_on_the_root_only(double *grad, double *sum, int n,
+                                                          MPI_Comm comm, MPI_Request *request) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPIX_Allreduce_init(grad, sum, n, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, request); // expect: collective-not-reached-by-all-ranks
+}
+
+void tn_persistent_allreduce_initialized_everywhere_started_each_step(double *grad, double *sum,
+                                                                      int n, int steps,
+                                                                      MPI_Comm comm) {
+  MPI_Request request;
+  MPIX_Allreduce_init(grad, sum, n, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &request);
+  for (int step = 0; step < steps; ++step) {
+    MPI_Start(&request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+  }
+  MPI_Request_free(&request);
+}
+#endif

@@ -45,6 +45,10 @@ TEST(Config, EveryMpiCollectiveIsKnownWithItsArguments) {
       {"MPI_Iexscan", CollectiveKind::Other, 0, 1, 4, 3, 5},
       {"MPI_Neighbor_alltoall", CollectiveKind::Other, 0, 3, -1, 2, 6},
       {"MPI_Ineighbor_alltoallw", CollectiveKind::Other, 0, 4, -1, -1, 8},
+      {"MPI_Allreduce_init", CollectiveKind::AllReduce, 0, 1, 4, 3, 5},
+      {"MPIX_Allreduce_init", CollectiveKind::AllReduce, 0, 1, 4, 3, 5},
+      {"MPIX_Bcast_init", CollectiveKind::Broadcast, 0, -1, -1, 2, 4},
+      {"MPI_Neighbor_alltoallw_init", CollectiveKind::Other, 0, 4, -1, -1, 8},
   };
   for (const Expected &e : expected) {
     const ReducerSpec *spec = reducer(config, e.name);
@@ -56,12 +60,16 @@ TEST(Config, EveryMpiCollectiveIsKnownWithItsArguments) {
     EXPECT_EQ(spec->datatype, e.datatype) << e.name;
     EXPECT_EQ(spec->comm, e.comm) << e.name;
   }
-  // 22 collectives (the 5 neighborhood collectives among them) in two forms each.
+  // 22 collectives (the 5 neighborhood collectives among them) in two forms each, and their
+  // persistent initializations under two names.
   EXPECT_EQ(std::count_if(config.reducers.begin(), config.reducers.end(),
                           [](const ReducerSpec &r) {
                             return r.name.starts_with("MPI_") && !r.name.starts_with("MPI_Comm_");
                           }),
-            44);
+            66);
+  EXPECT_EQ(std::count_if(config.reducers.begin(), config.reducers.end(),
+                          [](const ReducerSpec &r) { return r.name.starts_with("MPIX_"); }),
+            22);
 }
 
 TEST(Config, WrappersReducersAndDisabledRules) {

@@ -1,5 +1,7 @@
 #include "chunk_prefetcher.h"
 
+#include <new>
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace collcheck::analyzer {
@@ -56,13 +58,35 @@ ChunkPrefetcher::ChunkPrefetcher(const std::vector<int> &fds, size_t chunk, bool
       slots_(new Slot[fds.size() * static_cast<size_t>(buffersPerFile_)]) {
   // Without a helper nothing is read ahead, and a second buffer would only alternate with the
   // first: one per file then.
-  for (size_t s = 0; s < fds.size() * static_cast<size_t>(buffersPerFile_); ++s) {
-    slots_[s].data.reset(new format::Record[chunk]);
+  const size_t count = fds.size() * static_cast<size_t>(buffersPerFile_);
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t bytes = (count * chunk * sizeof(format::Record) + kHuge - 1) & ~(kHuge - 1);
+  // Mapped one huge page larger, so that the buffers can start on a huge page's boundary.
+  void *map = bytes ? mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                    : MAP_FAILED;
+  if (bytes && map == MAP_FAILED)
+    throw std::bad_alloc();
+  format::Record *aligned = nullptr;
+  if (bytes) {
+    arena_.base = map;
+    arena_.bytes = bytes + kHuge;
+    aligned = reinterpret_cast<format::Record *>((reinterpret_cast<uintptr_t>(map) + kHuge - 1) &
+                                                 ~(uintptr_t{kHuge} - 1));
+    madvise(aligned, bytes, MADV_HUGEPAGE);
+  }
+  for (size_t s = 0; s < count; ++s) {
+    slots_[s].data = aligned + s * chunk;
     slots_[s].states.reset(new format::SlotState[chunk]);
     slots_[s].capacity = chunk;
   }
   if (helper)
     thread_ = std::thread([this] { work(); });
+}
+
+ChunkPrefetcher::Arena::~Arena() {
+  if (base)
+    munmap(base, bytes);
 }
 
 ChunkPrefetcher::~ChunkPrefetcher() {
@@ -81,7 +105,7 @@ void ChunkPrefetcher::fill(size_t index) {
   int fd = fds_[index / static_cast<size_t>(buffersPerFile_)];
   ssize_t got =
       fd < 0 ? -1
-             : pread(fd, s.data.get(), bytes,
+             : pread(fd, s.data, bytes,
                      static_cast<off_t>(format::kHeaderSize + s.first * format::kRecordSize));
   s.ok = got == static_cast<ssize_t>(bytes);
 }
@@ -128,11 +152,11 @@ const format::Record *ChunkPrefetcher::wait(int file, uint64_t first, uint64_t c
       return nullptr;
     }
     // Classified here, by the thread that matches them next: the records are then in its cache.
-    classifyChunk(s.data.get(), s.count, s.states.get(), s.run);
+    classifyChunk(s.data, s.count, s.states.get(), s.run);
     states = s.states.get();
     if (run)
       *run = s.run;
-    return s.data.get();
+    return s.data;
   }
   return nullptr;
 }

@@ -56,7 +56,7 @@ private:
   struct Slot {
     // Not value-initialized: every file has its buffers, and zeroing them all costs a pass
     // over as much memory before the first record is read.
-    std::unique_ptr<format::Record[]> data;
+    format::Record *data = nullptr; // in arena_
     std::unique_ptr<format::SlotState[]> states;
     size_t capacity = 0;
     ChunkRun run;
@@ -72,6 +72,14 @@ private:
   }
   const std::vector<int> &fds_;
   int buffersPerFile_;
+  // Every buffer in one mapping asked for in huge pages: the buffers of thousands of files are
+  // hundreds of MiB that each round touches once, and in 4 KiB pages every round misses the TLB
+  // on every buffer (and a machine with costly page mapping pays the first touch of each page).
+  struct Arena {
+    void *base = nullptr;
+    size_t bytes = 0;
+    ~Arena();
+  } arena_;
   std::unique_ptr<Slot[]> slots_;
   std::mutex mutex_;
   std::condition_variable wake_;

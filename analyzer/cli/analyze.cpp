@@ -3,6 +3,7 @@
 #include "../commands.h"
 #include "../distributed/split_analysis.h"
 #include "../distributed/thread_split.h"
+#include "../load/reading_cost.h"
 #include "../load/trace_set.h"
 #include "../match/analysis.h"
 #include "../objective/reference_comparison.h"
@@ -87,6 +88,7 @@ int analyzeMain(Args args) {
   unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   size_t lookahead = 8, chunk = AnalysisOptions{}.readChunk;
   bool quiet = false, timings = false;
+  std::string reading = "auto";
   app.add_option("inputs", inputs, "trace folders (DIR/*.cctrace) or trace files");
   app.add_option("--json", json.path, "write the JSON report to FILE ('-': stdout)")
       ->expected(0, 1)
@@ -115,6 +117,11 @@ int analyzeMain(Args args) {
       ->check(CLI::Range(size_t{2}, size_t{64}));
   app.add_option("--chunk", chunk, "records read from one file at a time (memory: ranks x chunk)")
       ->check(CLI::Range(size_t{16}, size_t{65536}));
+  app.add_option("--read", reading,
+                 "how a process without a read-ahead thread reads the records: map (match them "
+                 "where the files are mapped), copy (pread them into buffers), auto (measure "
+                 "both on a few pages, and copy where mapping costs over four times as much)")
+      ->check(CLI::IsMember({"auto", "map", "copy"}));
   app.add_option("--partition", partition,
                  "I/N: match only the communicators of part I of N (for a split analysis)");
   app.add_flag("-q,--quiet", quiet, "no text report (the exit status still tells)");
@@ -261,6 +268,34 @@ int analyzeMain(Args args) {
     bar.stop();
     return 2;
   }
+  // Where the records will be matched in place (no read-ahead thread copying them: one core, a
+  // split among threads or processes), whether this machine maps pages more cheaply than it
+  // copies them.
+  const bool readsAhead = options.readAhead && std::thread::hardware_concurrency() > 1;
+  const bool wouldMap =
+      !cannot && (!readsAhead || (!transport && threadSplit(traces, threads, options)));
+  ReadingCost readingCost;
+  if (wouldMap && reading == "auto") {
+    readingCost = measureReadingCost(traces);
+    options.copyChunks = copyingIsCheaper(readingCost);
+  } else {
+    options.copyChunks = reading == "copy";
+  }
+  // For --timings: how this process read the records, and why.
+  auto describeReading = [&] {
+    if (!wouldMap)
+      return std::string("records read ahead by a second thread");
+    std::string text = options.copyChunks ? "records copied" : "records matched where mapped";
+    if (reading != "auto")
+      return text + " (--read " + reading + ")";
+    if (readingCost.pages == 0)
+      return text + " (too few pages to measure the machine's costs)";
+    char costs[128];
+    std::snprintf(costs, sizeof costs, " (a mapped page %.0f ns, a copied one %.0f ns; %llu pages)",
+                  readingCost.mappedNsPerPage, readingCost.copiedNsPerPage,
+                  static_cast<unsigned long long>(readingCost.pages));
+    return text + costs;
+  };
   bar.phase("merging", &recordsRead, traces.totalSlots, "records");
   options.recordsRead = &recordsRead;
   AnalysisResult result;
@@ -294,10 +329,11 @@ int analyzeMain(Args args) {
     std::fprintf(stderr,
                  "collcheck analyze: process %d of %d: open %.3f s, own share %.3f s, %d range(s) "
                  "taken over in %.3f s, %d handed over, asking and waiting %.3f s, gather %.3f s; "
-                 "CPU %.3f s%s\n",
+                 "CPU %.3f s%s; %s\n",
                  transport->rank(), transport->size(), seconds(t0, t1), split.ownSeconds,
                  split.taken, split.takenSeconds, split.given, split.waitSeconds,
-                 split.gatherSeconds, format::cpuSeconds(CLOCK_PROCESS_CPUTIME_ID), transportCpu);
+                 split.gatherSeconds, format::cpuSeconds(CLOCK_PROCESS_CPUTIME_ID), transportCpu,
+                 describeReading().c_str());
   }
   if (!root)
     return finish(0);
@@ -350,6 +386,8 @@ int analyzeMain(Args args) {
                  seconds(t0, t1), openPeakMiB, seconds(t1, t2),
                  seconds(t2, std::chrono::steady_clock::now()),
                  static_cast<unsigned long long>(result.recordsRead), peakResidentMiB());
+    if (!transport) // a split's processes tell theirs on their own lines
+      std::fprintf(stderr, "collcheck analyze: %s\n", describeReading().c_str());
     if (threadStats.threads > 0)
       std::fprintf(stderr,
                    "collcheck analyze: split over %d threads: shares %.3f s, %d range(s) merged, "

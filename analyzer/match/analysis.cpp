@@ -108,8 +108,9 @@ public:
     backlogLimit_ = options.backlogLimit;
     const bool helper = options.readAhead && std::thread::hardware_concurrency() > 1;
     // Without a thread to copy the next chunks out of the page cache while this one matches,
-    // the chunks are matched where the files are mapped: no copy at all (and no file to open).
-    mapped_ = !helper && !traces.files.empty();
+    // the chunks are matched where the files are mapped: no copy at all (and no file to open);
+    // unless mapping costs this machine more than copying (copyChunks).
+    mapped_ = !helper && !options.copyChunks && !traces.files.empty();
     // With one, the merge reads with pread: copying from the page cache costs less than faulting
     // the reader's mapping in (and the pages then count as this process's resident memory).
     fds_.assign(traces.files.size(), -1);

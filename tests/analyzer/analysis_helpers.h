@@ -99,6 +99,13 @@ inline Analyzed analyzeDir(const std::string &dir, analyzer::AnalysisOptions opt
     EXPECT_EQ(jsonReport(a.traces, a.result),
               jsonReport(a.traces, analyzer::analyze(a.traces, other)))
         << "with readAhead " << other.readAhead;
+    // And copied with no thread ahead, as where mapping costs more than copying.
+    analyzer::AnalysisOptions copied = options;
+    copied.readAhead = false;
+    copied.copyChunks = true;
+    EXPECT_EQ(jsonReport(a.traces, a.result),
+              jsonReport(a.traces, analyzer::analyze(a.traces, copied)))
+        << "copied without a thread ahead";
   }
   for (const auto &f : a.result.findings)
     if (isParticipationRule(f.ruleId))

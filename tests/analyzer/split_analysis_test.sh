@@ -141,6 +141,34 @@ check_threads() { # name dir single_json
     echo "  $threads threads${slow:+, thread $slow slow}: ${said#*: }"
   done
 }
+# The records copied with pread instead of matched where the files are mapped (`--read copy`, what
+# a machine whose page mapping costs more than copying gets): in one process with one thread, among
+# 2 threads, and split over 2 processes, the JSON report byte for byte; --timings says so.
+check_reading() { # name dir single_json
+  local name=$1 dir=$2 single_json=$3 out=$work/out/$1 how
+  for how in threads1 threads2 np2; do
+    local json=$out/copy.$how.json label="$name, --read copy, $how" rc=0
+    checks=$((checks + 1))
+    case $how in
+    threads1 | threads2)
+      COLLCHECK_THREAD_SPLIT_MIN_SLOTS=0 "$collcheck" analyze --threads "${how#threads}" \
+        --read copy --json - --fail-on never --timings "$dir" > "$json" 2> "$json.err" || rc=$?
+      ;;
+    np2)
+      launch 2 "$out/rc.copy" - 0 analyze --threads 1 --read copy --json - --fail-on never \
+        --timings "$dir" > "$json" 2> "$json.err"
+      rc=$launch_rc
+      ;;
+    esac
+    [[ $rc == 0 ]] || fail "$label: exited $rc: $(head -c 500 "$json.err")"
+    grep -q "records copied (--read copy)" "$json.err" \
+      || fail "$label: --timings does not say the records were copied"
+    if ! cmp -s "$single_json" "$json"; then
+      fail "$label: the JSON report differs from the single run's"
+      show_diff "$single_json" "$json"
+    fi
+  done
+}
 set_split=any # merged: every split must merge; joined: by reading cuts across (out of step)
 check_set() { # name dir expect...
   local name=$1 dir=$2
@@ -167,6 +195,7 @@ check_set() { # name dir expect...
   done
   echo "$name: $(grep -m1 '"text":' "$single_json" | sed 's/^ *"text": //'), exit status $text_rc"
   check_threads "$name" "$dir" "$single_json"
+  check_reading "$name" "$dir" "$single_json"
   local k
   for k in $set_nps; do
     checks=$((checks + 1))

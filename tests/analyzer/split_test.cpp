@@ -247,10 +247,11 @@ TEST(Split, TheRestOfAShareHandedOverMidWayMergesIntoTheSingleReport) {
   int handedOver = 0;
   for (int at = 1; at <= 8; ++at) {
     for (int index : {0, 1}) {
-      for (bool readAhead : {false, true}) { // where the files are mapped, or copied ahead
+      for (int way : {0, 1, 2}) { // where the files are mapped, copied, or copied ahead
         analyzer::AnalysisOptions options;
         options.readChunk = 4; // rounds of 4 slots: the share is asked between them
-        options.readAhead = readAhead;
+        options.readAhead = way == 2;
+        options.copyChunks = way == 1;
         HandOverOnce control(single.traces, comm, at);
         analyzer::RangeSpec planned =
             analyzer::distributed::planShare(single.traces, comm, index, 2, Balance::Records);

@@ -20,6 +20,10 @@
 # (the most without a second process beside it); then their medians. Beside them, the CPU seconds
 # (user and system) and the minor page faults of the split's two processes and of the halves side by
 # side: what the split does beyond the halves (MPI, handovers, the gather and the merge).
+# First, collcheck_bench_page_cost reads the whole job's files out of the page cache in one process
+# and in two side by side, mapped and copied: what the machine gains from a second process in
+# reading alone, before any analysis (one round; a machine whose mapping does not scale shows it
+# here).
 # Needs free disk and page cache for the job (4096 x 25000: 8.6 GB reserved), and twice that with
 # generated halves; the traces are deleted afterwards.
 set -euo pipefail
@@ -33,6 +37,7 @@ halves=${HALVES:-shares}
 collcheck=$build/bin/collcheck
 generator=$build/bin/collcheck_generate_traces
 range_cost=$build/bin/collcheck_bench_range_cost
+page_cost=$build/bin/collcheck_bench_page_cost
 case $halves in
   shares) half_ranks=0 half_calls=0 ;;
   records) half_ranks=$ranks half_calls=$((collectives / 2)) ;;
@@ -43,7 +48,7 @@ esac
   { echo "split_bound.sh: the job is too small" >&2; exit 2; }
 # shellcheck source=bench/analyzer/split_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/split_common.sh"
-require split_bound.sh "$collcheck" "$generator" "$range_cost" /usr/bin/time
+require split_bound.sh "$collcheck" "$generator" "$range_cost" "$page_cost" /usr/bin/time
 pick_launcher split_bound.sh
 describe_machine
 
@@ -77,6 +82,8 @@ fi
 for d in "${dirs[@]}"; do drop_from_cache "$d"/*.cctrace; done
 warm() { for d in "${dirs[@]}"; do cat "$d"/*.cctrace; done > /dev/null; }
 majors() { awk '$1 == "pgmajfault" {print $2}' /proc/vmstat; }
+warm
+"$page_cost" "$work/whole" 1 | sed -n 's/^round 1, /reading alone, /p'
 
 options=(analyze --quiet --progress=never --threads 1)
 # Runs one command with the page cache read again first, and sets `took` to its wall seconds, with

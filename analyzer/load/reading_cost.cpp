@@ -61,6 +61,8 @@ ReadingCost measureReadingCost(const TraceSet &traces) {
     sample = std::move(spread);
   }
   std::vector<unsigned char> buffer(kRegion, 0); // touched now, not in the measurement
+  // Each way's least time over the files: a region whose process was preempted, or that met the
+  // other process's reading or MPI's start, costs more than the machine's own price, never less.
   double mappedSeconds = 0, copiedSeconds = 0;
   uint64_t regions = 0;
   for (size_t k = 0; k < sample.size(); ++k) {
@@ -68,8 +70,6 @@ ReadingCost measureReadingCost(const TraceSet &traces) {
     int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       continue;
-    // Alternately first: whichever goes first pays for the file's first look-ups.
-    bool ok = true;
     // From the file's middle: its first pages come into the page cache in read-ahead's smallest
     // folios, which cost either way more per page than the rest of the file.
     const uint64_t a = file.slots / 2 / regionSlots * regionSlots - regionSlots,
@@ -78,23 +78,29 @@ ReadingCost measureReadingCost(const TraceSet &traces) {
       return reinterpret_cast<const unsigned char *>(&file.reader->slot(slot));
     };
     auto offset = [](uint64_t slot) { return format::kHeaderSize + slot * format::kRecordSize; };
+    // Alternately first: whichever goes first pays for the file's first look-ups.
+    bool ok = true;
+    double m = 0, c = 0;
     if (k % 2 == 0) {
-      mappedSeconds += mapped(at(a));
-      copiedSeconds += copied(fd, offset(b), buffer.data(), ok);
+      m = mapped(at(a));
+      c = copied(fd, offset(b), buffer.data(), ok);
     } else {
-      copiedSeconds += copied(fd, offset(a), buffer.data(), ok);
-      mappedSeconds += mapped(at(b));
+      c = copied(fd, offset(a), buffer.data(), ok);
+      m = mapped(at(b));
     }
     close(fd);
     if (!ok)
       return {};
+    mappedSeconds = regions == 0 ? m : std::min(mappedSeconds, m);
+    copiedSeconds = regions == 0 ? c : std::min(copiedSeconds, c);
     ++regions;
   }
   if (regions == 0)
     return {};
-  cost.pages = regions * (kRegion / pageSize);
-  cost.mappedNsPerPage = mappedSeconds * 1e9 / static_cast<double>(cost.pages);
-  cost.copiedNsPerPage = copiedSeconds * 1e9 / static_cast<double>(cost.pages);
+  const uint64_t regionPages = kRegion / pageSize;
+  cost.pages = regions * regionPages;
+  cost.mappedNsPerPage = mappedSeconds * 1e9 / static_cast<double>(regionPages);
+  cost.copiedNsPerPage = copiedSeconds * 1e9 / static_cast<double>(regionPages);
   return cost;
 }
 

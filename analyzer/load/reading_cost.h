@@ -13,6 +13,7 @@
 namespace collcheck::analyzer {
 
 struct ReadingCost {
+  // Per page, in the cheapest of the files' regions (the machine's price, without interruptions):
   double mappedNsPerPage = 0; // a page mapped, each of its lines loaded, and unmapped
   double copiedNsPerPage = 0; // a page copied into a buffer used again, each of its lines loaded
   uint64_t pages = 0;         // measured each way; 0 when the files are too small to tell

@@ -9,8 +9,10 @@
 // "two" runs two forked processes side by side, each over half the files; its time is the slower
 // one's, and the speed-up is over "one" of the same round. Usage:
 //   collcheck_bench_page_cost DIR [ROUNDS=3]
-// The files should be in the page cache (read them once before): a read from disk measures the
-// disk.
+// Then the analyzer's own measurement (load/reading_cost.h), 20 times: the ratios it finds and how
+// often it would copy. The files should be in the page cache (read them once before): a read from
+// disk measures the disk.
+#include "load/reading_cost.h"
 #include "load/trace_set.h"
 
 #include <algorithm>
@@ -179,5 +181,22 @@ int main(int argc, char **argv) {
   }
   for (const Way &way : ways)
     std::printf("median speed-up of two processes, %s: %.2f\n", way.name, median(way.speedUps));
+  const collcheck::analyzer::TraceSet traces = collcheck::analyzer::TraceSet::open({argv[1]}, 1);
+  std::vector<double> ratios;
+  int copies = 0;
+  constexpr int kProbes = 20;
+  for (int i = 0; i < kProbes; ++i) {
+    const collcheck::analyzer::ReadingCost cost = collcheck::analyzer::measureReadingCost(traces);
+    if (cost.pages == 0) {
+      std::printf("the analyzer's measurement: the files hold too few records to measure\n");
+      return 0;
+    }
+    ratios.push_back(cost.mappedNsPerPage / cost.copiedNsPerPage);
+    copies += collcheck::analyzer::copyingIsCheaper(cost);
+  }
+  std::printf("the analyzer's measurement, %d times: a mapped page over a copied one %.1f-%.1f "
+              "(median %.1f); copying chosen %d times\n",
+              kProbes, *std::min_element(ratios.begin(), ratios.end()),
+              *std::max_element(ratios.begin(), ratios.end()), median(ratios), copies);
   return 0;
 }

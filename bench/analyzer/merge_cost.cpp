@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
   const std::optional<uint64_t> comm = bench::openSplitJob("merge_cost", argv[1], traces);
   if (!comm)
     return 1;
-  const AnalysisOptions options = bench::splitProcessOptions();
+  const AnalysisOptions options = bench::splitProcessOptions(traces);
   const AnalysisResult whole = analyze(traces, options);
   const std::string expected = jsonReport(traces, whole);
   std::printf("%zu files, %llu positions\n", traces.files.size(),

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   const std::optional<uint64_t> comm = bench::openSplitJob("range_cost", argv[1], traces);
   if (!comm)
     return 1;
-  const AnalysisOptions options = bench::splitProcessOptions();
+  const AnalysisOptions options = bench::splitProcessOptions(traces);
   std::printf("%zu files, %d shares\n", traces.files.size(), shares);
   // Share k analyzed once, with its plan: its seconds (the analysis alone) and records read.
   auto timeShare = [&](int k, uint64_t &records) {

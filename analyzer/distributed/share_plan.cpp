@@ -1,5 +1,7 @@
 #include "share_plan.h"
 
+#include "../load/slot_window.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -18,11 +20,11 @@ bool isCallOn(const format::Record &r, uint64_t commId) {
 // The sequence number of the first call on `commId` at or after slot `i`; UINT64_MAX: none.
 // A file's end is preallocated, never-written slots: a long run of empty slots is taken for it
 // (a cut placed wrongly by this guess is found by rank 0's check, never trusted).
-uint64_t nextSeqAt(const format::Reader &reader, uint64_t i, uint64_t commId) {
+uint64_t nextSeqAt(SlotWindow &slots, uint64_t i, uint64_t commId) {
   constexpr uint64_t kEmptyRunIsEnd = 256;
   uint64_t empty = 0;
-  for (uint64_t n = reader.slotCount(); i < n && empty < kEmptyRunIsEnd; ++i) {
-    const format::Record &r = reader.slot(i);
+  for (uint64_t n = slots.count(); i < n && empty < kEmptyRunIsEnd; ++i) {
+    const format::Record &r = slots[i];
     if (isCallOn(r, commId))
       return r.seq();
     empty = format::classify(r) == format::SlotState::Empty ? empty + 1 : 0;
@@ -30,17 +32,20 @@ uint64_t nextSeqAt(const format::Reader &reader, uint64_t i, uint64_t commId) {
   return UINT64_MAX;
 }
 
-// The first slot at which the calls on `commId` have sequence numbers `seq` or later.
-uint64_t cutSlot(const format::Reader &reader, uint64_t commId, uint64_t seq, uint64_t guess) {
-  uint64_t n = reader.slotCount();
+// The first slot at which the calls on `commId` have sequence numbers `seq` or later. (Read as the
+// analysis reads: where it copies its records, copied; a cut touches a page or two of each file,
+// which at 4,096 files cost a process 0.06-0.15 s of CPU through the mapping on a machine whose
+// mapped page costs 8 copied ones.)
+uint64_t cutSlot(SlotWindow &slots, uint64_t commId, uint64_t seq, uint64_t guess) {
+  uint64_t n = slots.count();
   // Files of one program have the same layout: the first file's cut is nearly always right.
-  if (guess > 0 && guess <= n && isCallOn(reader.slot(guess - 1), commId) &&
-      reader.slot(guess - 1).seq() < seq && nextSeqAt(reader, guess, commId) >= seq)
+  if (guess > 0 && guess <= n && isCallOn(slots[guess - 1], commId) &&
+      slots[guess - 1].seq() < seq && nextSeqAt(slots, guess, commId) >= seq)
     return guess;
   uint64_t lo = 0, hi = n;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    if (nextSeqAt(reader, mid, commId) >= seq)
+    if (nextSeqAt(slots, mid, commId) >= seq)
       hi = mid;
     else
       lo = mid + 1;
@@ -49,26 +54,30 @@ uint64_t cutSlot(const format::Reader &reader, uint64_t commId, uint64_t seq, ui
 }
 
 // Slots up to the first file's last non-empty one.
-uint64_t usedSlots(const format::Reader &reader) {
-  uint64_t n = reader.slotCount();
-  while (n > 0 && format::classify(reader.slot(n - 1)) == format::SlotState::Empty)
+uint64_t usedSlots(SlotWindow &slots) {
+  uint64_t n = slots.count();
+  while (n > 0 && format::classify(slots[n - 1]) == format::SlotState::Empty)
     --n;
   return n;
 }
 
 // In every file, the first slot at which the calls on `commId` have sequence numbers `seq` or
 // later (the first file's slot is the guess for the others: files of one program agree).
-std::vector<uint64_t> cutsAt(const TraceSet &traces, uint64_t commId, uint64_t seq) {
-  uint64_t guess = cutSlot(*traces.files[0].reader, commId, seq, 0);
+std::vector<uint64_t> cutsAt(const TraceSet &traces, uint64_t commId, uint64_t seq, bool copied) {
+  SlotWindow first(*traces.files[0].reader, copied);
+  uint64_t guess = cutSlot(first, commId, seq, 0);
   std::vector<uint64_t> cuts(traces.files.size());
-  for (size_t f = 0; f < traces.files.size(); ++f)
-    cuts[f] = cutSlot(*traces.files[f].reader, commId, seq, guess);
+  cuts[0] = guess;
+  for (size_t f = 1; f < traces.files.size(); ++f) {
+    SlotWindow slots(*traces.files[f].reader, copied);
+    cuts[f] = cutSlot(slots, commId, seq, guess);
+  }
   return cuts;
 }
 
 // The cut of boundary `k` of `count` in every file (0: the files' starts; count: their ends).
 std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, int count,
-                               Balance balance) {
+                               Balance balance, bool copied) {
   std::vector<uint64_t> cuts(traces.files.size(), 0);
   if (k <= 0)
     return cuts;
@@ -76,32 +85,32 @@ std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, i
     cuts[f] = traces.files[f].reader->slotCount();
   if (k >= count)
     return cuts;
-  const format::Reader &first = *traces.files[0].reader;
   // Equal byte ranges of the first file: an unfinished file's preallocated, never-written end is
   // read too, and costs nearly what records cost (the page-cache traffic dominates).
-  uint64_t slots = balance == Balance::Bytes ? first.slotCount() : usedSlots(first);
+  SlotWindow first(*traces.files[0].reader, copied);
+  uint64_t slots = balance == Balance::Bytes ? first.count() : usedSlots(first);
   uint64_t target = slots * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
   uint64_t seq = nextSeqAt(first, target, commId);
   if (seq == 0)
     return std::vector<uint64_t>(traces.files.size(), 0);
   if (seq == UINT64_MAX)
     return cuts; // past the communicator's last call: the share before reads the files' ends
-  return cutsAt(traces, commId, seq);
+  return cutsAt(traces, commId, seq, copied);
 }
 
 } // namespace
 
-std::optional<uint64_t> cutCommunicator(const TraceSet &traces) {
+std::optional<uint64_t> cutCommunicator(const TraceSet &traces, bool copied) {
   if (traces.files.empty())
     return std::nullopt;
   // Communicators are created at the start: the first file's first slots tell which span every
   // file and which of them carries the most calls.
-  const format::Reader &first = *traces.files[0].reader;
+  SlotWindow first(*traces.files[0].reader, copied);
   constexpr uint64_t kLook = 8192;
   std::map<uint64_t, uint64_t> calls;
   std::map<uint64_t, bool> spansAll;
-  for (uint64_t i = 0; i < std::min(kLook, first.slotCount()); ++i) {
-    const format::Record &r = first.slot(i);
+  for (uint64_t i = 0; i < std::min(kLook, first.count()); ++i) {
+    const format::Record &r = first[i];
     if (format::classify(r) != format::SlotState::Published)
       continue;
     if (r.kind == static_cast<uint8_t>(Kind::CommCreate))
@@ -124,11 +133,11 @@ Balance balanceFromEnvironment() {
   return value && std::string_view(value) == "records" ? Balance::Records : Balance::Bytes;
 }
 
-RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
-                    Balance balance) {
+RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count, Balance balance,
+                    bool copied) {
   RangeSpec spec;
-  spec.begin = boundary(traces, commId, index, count, balance);
-  spec.end = boundary(traces, commId, index + 1, count, balance);
+  spec.begin = boundary(traces, commId, index, count, balance, copied);
+  spec.end = boundary(traces, commId, index + 1, count, balance, copied);
   spec.first = index == 0;
   // The share that reads to the files' ends is the last one (those after it, if any, are empty).
   spec.last = true;
@@ -141,7 +150,7 @@ RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int coun
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
                                               const std::vector<uint64_t> &end, uint64_t startSlots,
-                                              uint64_t askerLeft, Pace pace) {
+                                              uint64_t askerLeft, Pace pace, bool copied) {
   const size_t files = traces.files.size();
   if (files == 0 || from.size() != files || end.size() != files || from[0] >= end[0])
     return std::nullopt;
@@ -157,11 +166,11 @@ std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t c
   const double given = (left * q - static_cast<double>(askerLeft) - start) / (1 + q);
   if (given * q < start / 2) // given < left: (left q - ...) / (1 + q) < left
     return std::nullopt;
-  const format::Reader &first = *traces.files[0].reader;
+  SlotWindow first(*traces.files[0].reader, copied);
   uint64_t seq = nextSeqAt(first, end[0] - static_cast<uint64_t>(given), commId);
   if (seq == 0 || seq == UINT64_MAX)
     return std::nullopt;
-  std::vector<uint64_t> cuts = cutsAt(traces, commId, seq);
+  std::vector<uint64_t> cuts = cutsAt(traces, commId, seq, copied);
   for (size_t f = 0; f < files; ++f)
     if (cuts[f] <= from[f] || cuts[f] > end[f])
       return std::nullopt;

@@ -17,8 +17,9 @@
 namespace collcheck::analyzer::distributed {
 
 // The communicator the cuts follow (from the first file's first slots), or none when no
-// communicator spans every file (then the job is analyzed whole by one process).
-std::optional<uint64_t> cutCommunicator(const TraceSet &traces);
+// communicator spans every file (then the job is analyzed whole by one process). `copied`: as for
+// planShare.
+std::optional<uint64_t> cutCommunicator(const TraceSet &traces, bool copied = false);
 
 // What the shares are equal in. Bytes: every slot the reader gives of the first file, the
 // preallocated, never-written end included where it is read (an unfinished trace's; it costs
@@ -31,9 +32,11 @@ enum class Balance { Bytes, Records };
 // records, so that their shares are really merged).
 Balance balanceFromEnvironment();
 
-// Share `index` of `count`, cut along `commId`.
+// Share `index` of `count`, cut along `commId`. `copied`: the analysis copies its records
+// (AnalysisOptions::copyChunks); the cut search then copies what it reads too, instead of mapping
+// it.
 RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
-                    Balance balance = Balance::Bytes);
+                    Balance balance = Balance::Bytes, bool copied = false);
 
 // How fast the share that gives and the process that asks read their first files, in slots per
 // second (0: not known; then the two are taken as equally fast).
@@ -47,10 +50,11 @@ struct Pace {
 // S taken in the first file where both then end together, at their `pace`. `from`: per file, the
 // first slot the share has not read; `end`: its range's end. Nullopt when that would gain less
 // than half of a share's start, or when the cut would fall where a file was read already (files
-// out of step) or past a file's end.
+// out of step) or past a file's end. `copied`: as for planShare.
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
                                               const std::vector<uint64_t> &end, uint64_t startSlots,
-                                              uint64_t askerLeft = 0, Pace pace = {});
+                                              uint64_t askerLeft = 0, Pace pace = {},
+                                              bool copied = false);
 
 } // namespace collcheck::analyzer::distributed

@@ -496,7 +496,7 @@ int indexFromEnvironment(const char *name) {
 bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
                      AnalysisResult &out, std::string &why, Balance balance,
                      uint64_t handoverEvery) {
-  std::optional<uint64_t> comm = cutCommunicator(traces);
+  std::optional<uint64_t> comm = cutCommunicator(traces, options.copyChunks);
   if (!comm) {
     why = "no communicator spans every file";
     return false;
@@ -508,20 +508,21 @@ bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int
   struct Local final : RangeControl {
     const TraceSet &traces;
     uint64_t commId, every, startSlots, polls = 0;
+    bool copied;
     std::vector<RangeSpec> given;
-    Local(const TraceSet &t, uint64_t c, uint64_t e, uint64_t s)
-        : traces(t), commId(c), every(e), startSlots(s) {}
+    Local(const TraceSet &t, uint64_t c, uint64_t e, uint64_t s, bool copy)
+        : traces(t), commId(c), every(e), startSlots(s), copied(copy) {}
     bool asked() override { return every > 0 && ++polls % every == 0; }
     std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
                                                   const RangeSpec &range, double) override {
       // An empty `from` (a file read to its end) gives nothing: cutAhead checks the sizes.
       std::optional<std::vector<uint64_t>> cut =
-          cutAhead(traces, commId, from, range.end, startSlots);
+          cutAhead(traces, commId, from, range.end, startSlots, 0, {}, copied);
       if (cut)
         given.push_back({*cut, range.end, false, range.last, range.alongComm});
       return cut;
     }
-  } local(traces, *comm, handoverEvery, options.readChunk);
+  } local(traces, *comm, handoverEvery, options.readChunk, options.copyChunks);
   std::vector<RangeResult> shares;
   auto analyzeOne = [&](const RangeSpec &spec) {
     RangeResult share = analyzeRange(traces, options, spec, &local);
@@ -532,7 +533,7 @@ bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int
     return true;
   };
   for (int k = 0; k < count; ++k)
-    if (!analyzeOne(planShare(traces, *comm, k, count, balance))) {
+    if (!analyzeOne(planShare(traces, *comm, k, count, balance, options.copyChunks))) {
       why = "a share does not decode";
       return false;
     }
@@ -596,14 +597,15 @@ class Handover final : public RangeControl {
 public:
   // `victims`: whom this process asks for work, in order (victimsOf).
   // `startSlots`: what starting a share costs, in slots of the first file (cutAhead).
+  // `copied`: the shares copy their records (cutAhead reads the cuts' records so too).
   // `slow`: this process is the one COLLCHECK_SPLIT_SLOW_RANK names, for the tests: at its first
   // look for askers it waits until one asks (up to 10 s; so another process surely finishes
   // first, whenever MPI starts), then it pauses 1 ms at every look.
   Handover(Transport &transport, const TraceSet &traces, uint64_t commId, uint64_t startSlots,
-           std::vector<int> victims, bool slow)
+           bool copied, std::vector<int> victims, bool slow)
       : transport_(transport), traces_(traces), commId_(commId), startSlots_(startSlots),
-        slow_(slow), victims_(std::move(victims)), next_(victims_.empty() ? -1 : victims_.front()) {
-  }
+        copied_(copied), slow_(slow), victims_(std::move(victims)),
+        next_(victims_.empty() ? -1 : victims_.front()) {}
 
   const std::vector<int> &victims() const { return victims_; }
 
@@ -631,7 +633,7 @@ public:
     std::optional<std::vector<uint64_t>> cut =
         askedAhead_ >= 0 ? std::nullopt
                          : cutAhead(traces_, commId_, from, range.end, startSlots_, askerLeft_,
-                                    {slotsPerSecond, askerPace_});
+                                    {slotsPerSecond, askerPace_}, copied_);
     transport_.send(asker, kGiveTag,
                     cut ? encodeRange({*cut, range.end, false, range.last, range.alongComm})
                         : std::string());
@@ -737,7 +739,7 @@ private:
   Transport &transport_;
   const TraceSet &traces_;
   uint64_t commId_, startSlots_;
-  bool slow_, waitedForAsker_ = false;
+  bool copied_, slow_, waitedForAsker_ = false;
   std::vector<int> victims_;
   int asker_ = -1, given_ = 0;
   uint64_t askerLeft_ = 0; // slots of its first file the asker still reads itself
@@ -824,13 +826,14 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   // shares are read. So every process decides from its own files alone, and rank 0 checks in the
   // merge that the shares tile the files as it sees them.
   const bool readable = !traces.fatal && !traces.files.empty();
-  const std::optional<uint64_t> comm = readable ? cutCommunicator(traces) : std::nullopt;
+  const std::optional<uint64_t> comm =
+      readable ? cutCommunicator(traces, options.copyChunks) : std::nullopt;
   const uint64_t commId = comm.value_or(0);
   // Starting a share costs about a round of reading, one chunk per file (the asker maps the pages
   // at its cuts, which the giver has mapped too, and learns the communicators again). cutAhead
   // counts it: nothing is handed over that would gain less than half a chunk.
-  Handover handover(transport, traces, commId, options.readChunk, victimsOf(rank, size),
-                    settings.slowRank == rank);
+  Handover handover(transport, traces, commId, options.readChunk, options.copyChunks,
+                    victimsOf(rank, size), settings.slowRank == rank);
   if (rank == 0 && readable && (!comm || size < 2)) {
     stats.fellBack = comm ? "one process" : "no communicator spans every file";
     out = analyze(traces, options);
@@ -847,8 +850,9 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
     shares[0].unclean =
         "process " + std::to_string(rank) + " found no communicator spanning every file";
   } else {
-    shares[0] = analyzeRange(traces, options,
-                             planShare(traces, commId, rank, size, settings.balance), &handover);
+    shares[0] = analyzeRange(
+        traces, options,
+        planShare(traces, commId, rank, size, settings.balance, options.copyChunks), &handover);
     stats.ownSeconds = since(t0);
     // Done first: take the rest of a slower process's share, as often as one has some left.
     for (int victim : handover.victims()) {

@@ -28,8 +28,11 @@ double since(Clock::time_point t) {
 // asker that has nothing left to read) and queues the rest.
 class Handovers {
 public:
-  Handovers(const TraceSet &traces, uint64_t commId, uint64_t startSlots, unsigned running)
-      : traces_(traces), commId_(commId), startSlots_(startSlots), running_(running) {}
+  // `copied`: the shares copy their records (cutAhead reads the cuts' records so too).
+  Handovers(const TraceSet &traces, uint64_t commId, uint64_t startSlots, bool copied,
+            unsigned running)
+      : traces_(traces), commId_(commId), startSlots_(startSlots), copied_(copied),
+        running_(running) {}
 
   bool asked() const { return wanted_.load(std::memory_order_relaxed) > 0; }
 
@@ -39,7 +42,7 @@ public:
     if (waiting_ <= ready_.size())
       return std::nullopt; // another share answered first
     std::optional<std::vector<uint64_t>> cut =
-        cutAhead(traces_, commId_, from, range.end, startSlots_);
+        cutAhead(traces_, commId_, from, range.end, startSlots_, 0, {}, copied_);
     if (cut) {
       ready_.push_back({*cut, range.end, false, range.last, range.alongComm});
       update();
@@ -83,6 +86,7 @@ private:
 
   const TraceSet &traces_;
   const uint64_t commId_, startSlots_;
+  const bool copied_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<RangeSpec> ready_;
@@ -115,7 +119,7 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
                       AnalysisResult &out, std::string &why, ThreadSplitStats &stats,
                       Balance balance) {
   stats.threads = static_cast<int>(threads);
-  std::optional<uint64_t> comm = cutCommunicator(traces);
+  std::optional<uint64_t> comm = cutCommunicator(traces, options.copyChunks);
   if (!comm) {
     why = "no communicator spans every file";
     return false;
@@ -131,14 +135,14 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
   shareOptions.readAhead = false;
   shareOptions.mappedBudget = options.mappedBudget / 2 / threads;
   // Starting a share costs about a round of reading (split_analysis.cpp, where a process asks).
-  Handovers handovers(traces, *comm, options.readChunk, threads);
+  Handovers handovers(traces, *comm, options.readChunk, options.copyChunks, threads);
   std::vector<std::vector<RangeResult>> results(threads);
   std::vector<std::exception_ptr> failures(threads);
   const int slow = indexFromEnvironment("COLLCHECK_THREAD_SPLIT_SLOW"); // thread_split.h
   auto work = [&](unsigned t) {
     ThreadControl control(handovers, slow == static_cast<int>(t));
-    std::optional<RangeSpec> range =
-        planShare(traces, *comm, static_cast<int>(t), static_cast<int>(threads), balance);
+    std::optional<RangeSpec> range = planShare(
+        traces, *comm, static_cast<int>(t), static_cast<int>(threads), balance, options.copyChunks);
     while (range) {
       try {
         results[t].push_back(analyzeRange(traces, shareOptions, *range, &control));

@@ -1,6 +1,7 @@
 #include "analysis.h"
 
 #include "../load/page_release.h"
+#include "../load/slot_window.h"
 #include "../load/trace_set.h"
 #include "aligner.h"
 #include "chunk_prefetcher.h"
@@ -881,7 +882,9 @@ void Analysis::settleUnknowns() {
 
 void Analysis::learnFromPrefix(int file, uint64_t commId) {
   FileState &fs = files_[static_cast<size_t>(file)];
-  const format::Reader &reader = *traces_.files[static_cast<size_t>(file)].reader;
+  // Read as the chunks are: copied where they are (fds_ open), else where the file is mapped.
+  SlotWindow slots(*traces_.files[static_cast<size_t>(file)].reader,
+                   SlotWindow::BorrowedFd{fds_[static_cast<size_t>(file)]});
   uint64_t begin = beginOf(file);
   if (fs.prefixNext >= begin)
     return;
@@ -894,7 +897,7 @@ void Analysis::learnFromPrefix(int file, uint64_t commId) {
   uint64_t stop = UINT64_MAX;
   for (uint64_t i = fs.prefixNext; i < begin && i < stop; ++i) {
     fs.prefixNext = i + 1;
-    const format::Record &r = reader.slot(i);
+    const format::Record &r = slots[i];
     if (format::classify(r) != format::SlotState::Published)
       continue;
     currentSlot_ = i;

@@ -83,7 +83,10 @@ int main(int argc, char **argv) {
   for (int k : counts) {
     std::vector<RangeResult> shares;
     for (int i = 0; i < k; ++i)
-      shares.push_back(analyzeRange(traces, options, distributed::planShare(traces, *comm, i, k)));
+      shares.push_back(
+          analyzeRange(traces, options,
+                       distributed::planShare(traces, *comm, i, k, distributed::Balance::Bytes,
+                                              options.copyChunks)));
     std::vector<double> encodeSeconds, decodeSeconds, mergeSeconds;
     uint64_t bytes = 0;
     for (int round = 0; round < rounds; ++round) {

@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
   std::printf("%zu files, %d shares\n", traces.files.size(), shares);
   // Share k analyzed once, with its plan: its seconds (the analysis alone) and records read.
   auto timeShare = [&](int k, uint64_t &records) {
-    const RangeSpec range = distributed::planShare(traces, *comm, k, shares);
+    const RangeSpec range = distributed::planShare(traces, *comm, k, shares,
+                                                   distributed::Balance::Bytes, options.copyChunks);
     auto start = std::chrono::steady_clock::now();
     RangeResult share = analyzeRange(traces, options, range);
     const double seconds = since(start);

@@ -2,6 +2,8 @@
 // are measured where the files hold enough records, copying is chosen only where mapping costs over
 // four times as much, and copied chunks are read without touching the files' mappings.
 #include "analysis_helpers.h"
+#include "distributed/share_plan.h"
+#include "distributed/thread_split.h"
 #include "job_builder.h"
 #include "load/reading_cost.h"
 
@@ -89,6 +91,59 @@ TEST(ReadingCost, CopiedChunksNeverReadTheFilesMapping) {
       {
         forbidTheMappedRecords(traces);
         analyzer::analyze(traces, options);
+      },
+      "");
+}
+
+TEST(ReadingCost, CopyingSplitsCutTheFilesWithoutTheirMapping) {
+  // Where the records are copied, a share's cut search and a handover's cut read them copied too:
+  // the same cuts, and not one record read through the mapping, in every way the analyzer splits.
+  using analyzer::distributed::Balance;
+  analyzer::TraceSet traces =
+      analyzer::TraceSet::open({uniformDir("cost-split-unmapped", 3, 40000)}, 1);
+  ASSERT_EQ(traces.files.size(), 3u);
+  const std::optional<uint64_t> comm = analyzer::distributed::cutCommunicator(traces);
+  ASSERT_TRUE(comm.has_value());
+  analyzer::AnalysisOptions options;
+  options.readAhead = false;
+  const std::string expected = jsonReport(traces, analyzer::analyze(traces, options));
+  const analyzer::RangeSpec mapped =
+      analyzer::distributed::planShare(traces, *comm, 1, 3, Balance::Records);
+  const std::optional<std::vector<uint64_t>> mappedAhead =
+      analyzer::distributed::cutAhead(traces, *comm, mapped.begin, mapped.end, options.readChunk);
+  ASSERT_TRUE(mappedAhead.has_value());
+  options.copyChunks = true;
+  EXPECT_EXIT(
+      {
+        forbidTheMappedRecords(traces);
+        const analyzer::RangeSpec copied =
+            analyzer::distributed::planShare(traces, *comm, 1, 3, Balance::Records, true);
+        bool same = copied.begin == mapped.begin && copied.end == mapped.end &&
+                    analyzer::distributed::cutAhead(traces, *comm, mapped.begin, mapped.end,
+                                                    options.readChunk, 0, {}, true) == mappedAhead;
+        for (int count : {2, 3}) {
+          analyzer::AnalysisResult split;
+          std::string why;
+          same = same &&
+                 analyzer::distributed::analyzeInShares(traces, options, count, split, why,
+                                                        Balance::Records, 3) &&
+                 jsonReport(traces, split) == expected;
+        }
+        analyzer::AnalysisResult threads;
+        std::string why;
+        analyzer::distributed::ThreadSplitStats stats;
+        same = same &&
+               analyzer::distributed::analyzeInThreads(traces, options, 2, threads, why, stats,
+                                                       Balance::Records) &&
+               jsonReport(traces, threads) == expected;
+        std::exit(same ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+  // The guard is real: the cut search through the mapping dies on its first record.
+  EXPECT_DEATH(
+      {
+        forbidTheMappedRecords(traces);
+        analyzer::distributed::planShare(traces, *comm, 1, 3, Balance::Records);
       },
       "");
 }

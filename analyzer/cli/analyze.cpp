@@ -3,6 +3,7 @@
 #include "../commands.h"
 #include "../distributed/split_analysis.h"
 #include "../distributed/thread_split.h"
+#include "../load/descriptor_limit.h"
 #include "../load/reading_cost.h"
 #include "../load/trace_set.h"
 #include "../match/analysis.h"
@@ -268,6 +269,9 @@ int analyzeMain(Args args) {
     bar.stop();
     return 2;
   }
+  // A descriptor per file for the reading, and room beside them for MPI, the cut search and the
+  // reports.
+  raiseDescriptorLimit(traces.files.size() + 256);
   // Where the records will be matched in place (no read-ahead thread copying them: one core, a
   // split among threads or processes), whether this machine maps pages more cheaply than it
   // copies them.

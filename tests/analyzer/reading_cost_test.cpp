@@ -5,11 +5,13 @@
 #include "distributed/share_plan.h"
 #include "distributed/thread_split.h"
 #include "job_builder.h"
+#include "load/descriptor_limit.h"
 #include "load/reading_cost.h"
 
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
 
@@ -144,6 +146,70 @@ TEST(ReadingCost, CopyingSplitsCutTheFilesWithoutTheirMapping) {
       {
         forbidTheMappedRecords(traces);
         analyzer::distributed::planShare(traces, *comm, 1, 3, Balance::Records);
+      },
+      "");
+}
+
+// Sets the limits of open files (a macro's argument cannot hold a braced pair).
+bool setLimits(rlim_t soft, rlim_t hard) {
+  rlimit limit{};
+  limit.rlim_cur = soft;
+  limit.rlim_max = hard;
+  return setrlimit(RLIMIT_NOFILE, &limit) == 0;
+}
+
+// The soft limit of open files in force.
+uint64_t softLimit() {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  return limit.rlim_cur;
+}
+
+TEST(ReadingCost, TheDescriptorLimitIsRaisedUpToTheHardLimitNeverLowered) {
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 512)
+    GTEST_SKIP() << "hard limit of open files " << limit.rlim_max << ": too low to test";
+  EXPECT_EXIT(
+      {
+        bool ok = setLimits(64, limit.rlim_max);
+        ok = ok && analyzer::raiseDescriptorLimit(32) == 64 && softLimit() == 64; // not lowered
+        ok = ok && analyzer::raiseDescriptorLimit(300) == 300 && softLimit() == 300;
+        ok = ok && setLimits(64, 128) && // the hard limit caps it
+             analyzer::raiseDescriptorLimit(300) == 128 && softLimit() == 128;
+        std::exit(ok ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(ReadingCost, FilesBeyondTheSoftLimitAreCopiedOnceItIsRaised) {
+  // 100 files under a soft limit of 64: without the raise the files past it have no descriptor
+  // and are read through their mappings, which kills the process here.
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 512)
+    GTEST_SKIP() << "hard limit of open files " << limit.rlim_max << ": too low to test";
+  analyzer::TraceSet traces =
+      analyzer::TraceSet::open({uniformDir("cost-descriptors", 100, 300)}, 1);
+  ASSERT_EQ(traces.files.size(), 100u);
+  analyzer::AnalysisOptions options;
+  options.readAhead = false;
+  const std::string expected = jsonReport(traces, analyzer::analyze(traces, options));
+  options.copyChunks = true;
+  EXPECT_EXIT(
+      {
+        forbidTheMappedRecords(traces);
+        bool same = setLimits(64, limit.rlim_max) &&
+                    analyzer::raiseDescriptorLimit(traces.files.size() + 256) >= 356 &&
+                    jsonReport(traces, analyzer::analyze(traces, options)) == expected;
+        std::exit(same ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_DEATH(
+      {
+        forbidTheMappedRecords(traces);
+        if (setLimits(64, limit.rlim_max))
+          analyzer::analyze(traces, options);
       },
       "");
 }

@@ -829,8 +829,8 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   const std::optional<uint64_t> comm =
       readable ? cutCommunicator(traces, options.copyChunks) : std::nullopt;
   const uint64_t commId = comm.value_or(0);
-  // Starting a share costs about a round of reading, one chunk per file (the asker maps the pages
-  // at its cuts, which the giver has mapped too, and learns the communicators again). cutAhead
+  // Starting a share costs about a round of reading, one chunk per file (the asker reads the
+  // pages at its cuts, which the giver has read too, and learns the communicators again). cutAhead
   // counts it: nothing is handed over that would gain less than half a chunk.
   Handover handover(transport, traces, commId, options.readChunk, options.copyChunks,
                     victimsOf(rank, size), settings.slowRank == rank);

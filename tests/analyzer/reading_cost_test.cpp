@@ -70,15 +70,26 @@ void forbidTheMappedRecords(const analyzer::TraceSet &traces) {
   }
 }
 
+// Options that match one chunk at a time on this thread (no read-ahead: the path that maps or
+// copies as told), and the JSON report they give the job with its records matched where mapped.
+struct MappedBaseline {
+  analyzer::AnalysisOptions options;
+  std::string report;
+};
+MappedBaseline mappedBaseline(const analyzer::TraceSet &traces) {
+  MappedBaseline baseline;
+  baseline.options.readAhead = false;
+  baseline.report = jsonReport(traces, analyzer::analyze(traces, baseline.options));
+  return baseline;
+}
+
 TEST(ReadingCost, CopiedChunksNeverReadTheFilesMapping) {
   // Whether the pages were mapped is not told by the process's fault count: the allocator's first
   // touch of the analysis's tables and the page cache's folio sizes move it more than the reading
   // does. A mapping that kills the process on the first record read from it tells it for certain.
   analyzer::TraceSet traces = analyzer::TraceSet::open({uniformDir("cost-unmapped", 2, 40000)}, 1);
   ASSERT_EQ(traces.files.size(), 2u);
-  analyzer::AnalysisOptions options;
-  options.readAhead = false;
-  const std::string expected = jsonReport(traces, analyzer::analyze(traces, options));
+  auto [options, expected] = mappedBaseline(traces);
   options.copyChunks = true;
   EXPECT_EXIT(
       {
@@ -106,9 +117,7 @@ TEST(ReadingCost, CopyingSplitsCutTheFilesWithoutTheirMapping) {
   ASSERT_EQ(traces.files.size(), 3u);
   const std::optional<uint64_t> comm = analyzer::distributed::cutCommunicator(traces);
   ASSERT_TRUE(comm.has_value());
-  analyzer::AnalysisOptions options;
-  options.readAhead = false;
-  const std::string expected = jsonReport(traces, analyzer::analyze(traces, options));
+  auto [options, expected] = mappedBaseline(traces);
   const analyzer::RangeSpec mapped =
       analyzer::distributed::planShare(traces, *comm, 1, 3, Balance::Records);
   const std::optional<std::vector<uint64_t>> mappedAhead =
@@ -150,6 +159,16 @@ TEST(ReadingCost, CopyingSplitsCutTheFilesWithoutTheirMapping) {
       "");
 }
 
+// The hard limit of open files, or 0 where it is below 512: too low for the tests below, which set
+// a soft limit of 64 and raise it past 356.
+rlim_t roomyHardLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 ||
+      (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 512))
+    return 0;
+  return limit.rlim_max;
+}
+
 // Sets the limits of open files (a macro's argument cannot hold a braced pair).
 bool setLimits(rlim_t soft, rlim_t hard) {
   rlimit limit{};
@@ -166,13 +185,12 @@ uint64_t softLimit() {
 }
 
 TEST(ReadingCost, TheDescriptorLimitIsRaisedUpToTheHardLimitNeverLowered) {
-  rlimit limit{};
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
-  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 512)
-    GTEST_SKIP() << "hard limit of open files " << limit.rlim_max << ": too low to test";
+  const rlim_t hard = roomyHardLimit();
+  if (hard == 0)
+    GTEST_SKIP() << "hard limit of open files below 512: too low to test";
   EXPECT_EXIT(
       {
-        bool ok = setLimits(64, limit.rlim_max);
+        bool ok = setLimits(64, hard);
         ok = ok && analyzer::raiseDescriptorLimit(32) == 64 && softLimit() == 64; // not lowered
         ok = ok && analyzer::raiseDescriptorLimit(300) == 300 && softLimit() == 300;
         ok = ok && setLimits(64, 128) && // the hard limit caps it
@@ -185,21 +203,18 @@ TEST(ReadingCost, TheDescriptorLimitIsRaisedUpToTheHardLimitNeverLowered) {
 TEST(ReadingCost, FilesBeyondTheSoftLimitAreCopiedOnceItIsRaised) {
   // 100 files under a soft limit of 64: without the raise the files past it have no descriptor
   // and are read through their mappings, which kills the process here.
-  rlimit limit{};
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
-  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 512)
-    GTEST_SKIP() << "hard limit of open files " << limit.rlim_max << ": too low to test";
+  const rlim_t hard = roomyHardLimit();
+  if (hard == 0)
+    GTEST_SKIP() << "hard limit of open files below 512: too low to test";
   analyzer::TraceSet traces =
       analyzer::TraceSet::open({uniformDir("cost-descriptors", 100, 300)}, 1);
   ASSERT_EQ(traces.files.size(), 100u);
-  analyzer::AnalysisOptions options;
-  options.readAhead = false;
-  const std::string expected = jsonReport(traces, analyzer::analyze(traces, options));
+  auto [options, expected] = mappedBaseline(traces);
   options.copyChunks = true;
   EXPECT_EXIT(
       {
         forbidTheMappedRecords(traces);
-        bool same = setLimits(64, limit.rlim_max) &&
+        bool same = setLimits(64, hard) &&
                     analyzer::raiseDescriptorLimit(traces.files.size() + 256) >= 356 &&
                     jsonReport(traces, analyzer::analyze(traces, options)) == expected;
         std::exit(same ? 0 : 3);
@@ -208,7 +223,7 @@ TEST(ReadingCost, FilesBeyondTheSoftLimitAreCopiedOnceItIsRaised) {
   EXPECT_DEATH(
       {
         forbidTheMappedRecords(traces);
-        if (setLimits(64, limit.rlim_max))
+        if (setLimits(64, hard))
           analyzer::analyze(traces, options);
       },
       "");

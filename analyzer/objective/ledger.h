@@ -9,6 +9,7 @@
 #include "../rules/rule.h"
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -70,14 +71,16 @@ public:
   const Declarations *declarations(uint32_t window, int file) const;
   bool hasWindowAnnotations() const { return windowBegins_ > 0; }
   bool hasAnnotations() const { return annotations_ > 0; }
-  const std::vector<Reduction> &reductions() const { return reductions_; }
+  const std::deque<Reduction> &reductions() const { return reductions_; }
 
 private:
   Declarations &slot(uint32_t window, int file, size_t files);
   void add(Reduction reduction);
 
   std::map<uint32_t, std::vector<Declarations>> windows_; // per window, per trace file
-  std::vector<Reduction> reductions_;
+  // A deque: one reduction per communicator and window in a job of many communicators is millions
+  // of them, and a vector's growth would move each and touch twice the memory they need.
+  std::deque<Reduction> reductions_;
   std::unordered_map<uint64_t, size_t> lastOnComm_; // index of the newest reduction per comm
   // (comm id, seq) -> per comm rank: captured values wait here for their reduction.
   std::map<std::pair<uint64_t, uint64_t>, std::vector<CapturedValues>> captures_;

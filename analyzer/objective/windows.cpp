@@ -96,7 +96,7 @@ ReductionRole classify(const format::Record &call, const CountEvidence &e) {
 
 std::vector<WindowReductions> groupByWindow(const Ledger &ledger, const JobView &job) {
   const bool annotatedWindows = ledger.hasWindowAnnotations();
-  const std::vector<Reduction> &all = ledger.reductions();
+  const std::deque<Reduction> &all = ledger.reductions();
 
   // A float count reduction without declarations is recognized by what follows it.
   std::vector<bool> followedByGradient(all.size(), false);

@@ -155,8 +155,10 @@ void preferSharedMemoryOnOneNode() {
 
 int notConnected() { return failWith(MPI_ERR_OTHER, "collcheck_mpi_init was not called"); }
 
+// The sender's pieces follow its parts (each part cut every pieceBytes), so a piece may be
+// shorter than what is left to receive; non-overtaking keeps them in order.
 int receivePieces(char *buffer, uint64_t bytes, int source) {
-  for (uint64_t offset = 0; offset < bytes; offset += pieceBytes) {
+  for (uint64_t offset = 0; offset < bytes;) {
     int count = static_cast<int>(std::min(pieceBytes, bytes - offset));
     MPI_Status status;
     int rc = MPI_Recv(buffer + offset, count, MPI_BYTE, source, kGatherTag, comm, &status);
@@ -164,8 +166,9 @@ int receivePieces(char *buffer, uint64_t bytes, int source) {
       return fail("MPI_Recv", rc);
     int received = 0;
     MPI_Get_count(&status, MPI_BYTE, &received);
-    if (received != count)
-      return failWith(MPI_ERR_TRUNCATE, "gather: a piece arrived shorter than announced");
+    if (received <= 0 || received > count)
+      return failWith(MPI_ERR_TRUNCATE, "gather: a piece arrived empty or longer than announced");
+    offset += static_cast<uint64_t>(received);
   }
   return MPI_SUCCESS;
 }
@@ -225,10 +228,13 @@ COLLCHECK_MPI_EXPORT int collcheck_mpi_rank(void) { return myRank; }
 
 COLLCHECK_MPI_EXPORT int collcheck_mpi_size(void) { return worldSize; }
 
-COLLCHECK_MPI_EXPORT int collcheck_mpi_gather(const void *data, uint64_t bytes,
-                                              collcheck_mpi_deliver_fn deliver, void *ctx) {
+COLLCHECK_MPI_EXPORT int collcheck_mpi_gather(const collcheck_mpi_part *parts, uint64_t count,
+                                              collcheck_mpi_place_fn place, void *ctx) {
   if (comm == MPI_COMM_NULL)
     return notConnected();
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < count; ++i)
+    bytes += parts[i].bytes;
   // Lengths first: they may exceed what one MPI count can say, and the root must size buffers.
   std::vector<uint64_t> lengths;
   try {
@@ -239,28 +245,31 @@ COLLCHECK_MPI_EXPORT int collcheck_mpi_gather(const void *data, uint64_t bytes,
   int rc = MPI_Gather(&bytes, 1, MPI_UINT64_T, lengths.data(), 1, MPI_UINT64_T, 0, comm);
   if (rc != MPI_SUCCESS)
     return fail("MPI_Gather (lengths)", rc);
-  if (myRank != 0)
-    return sendPieces(static_cast<const char *>(data), bytes);
+  if (myRank != 0) {
+    for (uint64_t i = 0; i < count && rc == MPI_SUCCESS; ++i)
+      rc = sendPieces(static_cast<const char *>(parts[i].data), parts[i].bytes);
+    return rc;
+  }
 
-  // Our own part needs no message (a send to ourselves would block before its receive).
-  deliver(ctx, 0, data, bytes);
   // One source at a time, in rank order: the others wait in MPI_Send until their turn.
-  for (int source = 1; source < worldSize; ++source) {
+  for (int source = 0; source < worldSize; ++source) {
     uint64_t length = lengths[source];
-    std::unique_ptr<char, decltype(&std::free)> buffer(nullptr, &std::free);
-    if (length > 0) {
-      buffer.reset(static_cast<char *>(std::malloc(length)));
-      if (!buffer) {
-        std::snprintf(lastError, sizeof lastError,
-                      "gather: cannot allocate %llu bytes for rank %d's part",
-                      static_cast<unsigned long long>(length), source);
-        return MPI_ERR_NO_MEM;
-      }
+    auto *buffer = static_cast<char *>(place(ctx, source, length));
+    if (length > 0 && !buffer) {
+      std::snprintf(lastError, sizeof lastError,
+                    "gather: cannot allocate %llu bytes for rank %d's part",
+                    static_cast<unsigned long long>(length), source);
+      return MPI_ERR_NO_MEM;
     }
-    rc = receivePieces(buffer.get(), length, source);
+    if (source == 0) { // our own parts need no message (a send to ourselves would block)
+      for (uint64_t i = 0, at = 0; i < count; at += parts[i].bytes, ++i)
+        if (parts[i].bytes > 0)
+          std::memcpy(buffer + at, parts[i].data, parts[i].bytes);
+      continue;
+    }
+    rc = receivePieces(buffer, length, source);
     if (rc != MPI_SUCCESS)
       return rc;
-    deliver(ctx, source, buffer.get(), length);
   }
   return MPI_SUCCESS;
 }

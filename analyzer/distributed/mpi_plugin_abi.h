@@ -5,15 +5,24 @@
 
 #include <stdint.h>
 
-#define COLLCHECK_MPI_ABI_VERSION 3
+#define COLLCHECK_MPI_ABI_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-// Called at rank 0 once per process, in rank order; `data` is only valid during the call and may
-// be null when `bytes` is 0. It must not throw: the other processes still wait for their turn.
-typedef void (*collcheck_mpi_deliver_fn)(void *ctx, int rank, const void *data, uint64_t bytes);
+// Called at rank 0 once per process, in rank order, before that process's bytes arrive: where to
+// put them, `bytes` long (null when `bytes` is 0 or the memory cannot be had: the gather then
+// fails, after the others have sent). It must not throw: the other processes wait for their turn.
+// The bytes arrive straight where they are to stay: no buffer of the message's size in between.
+typedef void *(*collcheck_mpi_place_fn)(void *ctx, int rank, uint64_t bytes);
+
+// One part of what a process sends: a gather sends the concatenation of its parts, so that a
+// message of a header and a large log is not first copied into one buffer.
+typedef struct {
+  const void *data;
+  uint64_t bytes;
+} collcheck_mpi_part;
 
 // COLLCHECK_MPI_ABI_VERSION as the plugin was built; the loader refuses any other.
 int collcheck_mpi_abi_version(void);
@@ -24,8 +33,8 @@ int collcheck_mpi_init(void);
 int collcheck_mpi_rank(void);
 int collcheck_mpi_size(void);
 // Collective: rank 0 receives every process's bytes (any length, also beyond 2 GiB).
-int collcheck_mpi_gather(const void *data, uint64_t bytes, collcheck_mpi_deliver_fn deliver,
-                         void *ctx);
+int collcheck_mpi_gather(const collcheck_mpi_part *parts, uint64_t count,
+                         collcheck_mpi_place_fn place, void *ctx);
 // Collective: `*value` becomes rank 0's value on every process.
 int collcheck_mpi_broadcast(int64_t *value);
 // Point to point, for messages under 2 GiB: the work a process that finished its share asks

@@ -218,8 +218,9 @@ bool tiled(const std::vector<RangeResult> &shares, const TraceSet &traces, std::
   return true;
 }
 
-// One encoder for the message and its size (wire::Writer, wire::Counter).
-template <typename Sink> void putShare(Sink &w, const RangeResult &share) {
+// One encoder for the message and its size (wire::Writer, wire::Counter): all of a share but its
+// log's bytes, which putShare writes after it (and encodeShares sends from where they lie).
+template <typename Sink> void putShareHead(Sink &w, const RangeResult &share) {
   w.putString(share.unclean);
   w.put(share.recordsRead);
   w.put(static_cast<uint8_t>(share.last));
@@ -249,7 +250,12 @@ template <typename Sink> void putShare(Sink &w, const RangeResult &share) {
     w.putVector(c.nextSeq);
     w.putVector(c.last);
   }
-  w.putString(share.events);
+  w.template put<uint64_t>(share.events.size()); // the log as a string: its length, then its bytes
+}
+
+template <typename Sink> void putShare(Sink &w, const RangeResult &share) {
+  putShareHead(w, share);
+  w.putBytes(share.events);
 }
 
 } // namespace
@@ -267,7 +273,8 @@ std::string encodeShare(const RangeResult &share) {
   return w.take();
 }
 
-bool decodeShare(std::string_view bytes, RangeResult &share) {
+bool decodeShare(std::string_view bytes, RangeResult &share,
+                 std::shared_ptr<const std::string> message) {
   wire::Reader r(bytes);
   uint64_t files = 0, comms = 0;
   uint8_t last = 0, waits = 0;
@@ -299,7 +306,12 @@ bool decodeShare(std::string_view bytes, RangeResult &share) {
     c.atRest = atRest;
     c.released = released;
   }
-  return r.getString(share.events) && r.done();
+  std::string_view events;
+  if (!r.getView(events) || !r.done())
+    return false;
+  share.events =
+      message ? wire::Bytes(std::move(message), events) : wire::Bytes(std::string(events));
+  return true;
 }
 
 bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
@@ -527,7 +539,8 @@ bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int
   auto analyzeOne = [&](const RangeSpec &spec) {
     RangeResult share = analyzeRange(traces, options, spec, &local);
     RangeResult decoded; // through the wire format, as under MPI
-    if (!decodeShare(encodeShare(share), decoded))
+    auto message = std::make_shared<const std::string>(encodeShare(share));
+    if (!decodeShare(*message, decoded, message))
       return false;
     shares.push_back(std::move(decoded));
     return true;
@@ -763,29 +776,47 @@ size_t encodedSharesSize(const std::vector<RangeResult> &shares,
   return total;
 }
 
-// A process's shares as one message: their count, then each share as a string (encodeShare),
-// written in place: the message is the only copy of the logs it carries.
-std::string encodeShares(const std::vector<RangeResult> &shares) {
+// A process's shares as one message: their count, then each share as a string (encodeShare). In
+// parts, for the transport to send one after the other: the heads are written here and each log
+// is sent from where it lies, so that the message is copied only where it lands (a log of a job
+// of many communicators is hundreds of megabytes, and a copy of it costs new memory's first touch).
+struct SharesMessage {
+  std::vector<std::string> heads;
+  std::vector<std::string_view> parts; // into heads and the shares' logs
+};
+SharesMessage encodeShares(const std::vector<RangeResult> &shares) {
   std::vector<size_t> sizes;
-  wire::Writer w;
-  w.reserve(encodedSharesSize(shares, &sizes));
-  w.put<uint64_t>(shares.size());
+  encodedSharesSize(shares, &sizes);
+  SharesMessage message;
+  wire::Writer count;
+  count.put<uint64_t>(shares.size());
+  message.heads.push_back(count.take());
   for (size_t i = 0; i < shares.size(); ++i) {
-    w.put<uint64_t>(sizes[i]); // the string's length, as putString writes it
-    putShare(w, shares[i]);
+    wire::Writer head;
+    head.put<uint64_t>(sizes[i]); // the string's length, as putString writes it
+    putShareHead(head, shares[i]);
+    message.heads.push_back(head.take());
   }
-  return w.take();
+  // The views once every head has its place (a short string's bytes move with it).
+  message.parts.push_back(message.heads[0]);
+  for (size_t i = 0; i < shares.size(); ++i) {
+    message.parts.push_back(message.heads[i + 1]);
+    message.parts.push_back(shares[i].events);
+  }
+  return message;
 }
 
-bool decodeShares(const std::string &bytes, std::vector<RangeResult> &shares) {
-  wire::Reader r(bytes);
+// The shares' logs stay in `message` (wire::Bytes), read where they arrived.
+bool decodeShares(const std::shared_ptr<const std::string> &message,
+                  std::vector<RangeResult> &shares) {
+  wire::Reader r(*message);
   uint64_t count = 0;
-  if (!r.get(count) || count > bytes.size())
+  if (!r.get(count) || count > message->size())
     return false;
   for (uint64_t i = 0; i < count; ++i) {
     std::string_view one;
     RangeResult share;
-    if (!r.getView(one) || !decodeShare(one, share))
+    if (!r.getView(one) || !decodeShare(one, share, message))
       return false;
     shares.push_back(std::move(share));
   }
@@ -840,7 +871,7 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
     stats.shareSeconds = stats.ownSeconds = since(t0);
     if (size > 1)
       handover.finish();
-    transport.gather(std::string()); // the others' shares are not needed
+    transport.gather({}); // the others' shares are not needed
     return;
   }
   std::vector<RangeResult> shares(1);
@@ -877,15 +908,15 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   stats.waitSeconds = since(t0) - stats.ownSeconds - stats.takenSeconds;
   stats.given = handover.given();
   // Rank 0 merges its own shares as they are: only the others' travel, encoded.
-  std::string encoded;
-  if (rank != 0) {
+  SharesMessage encoded;
+  if (rank != 0)
     encoded = encodeShares(shares);
-    shares.clear();
-  }
   stats.shareSeconds = since(t0);
   auto gathering = Clock::now();
-  std::vector<std::string> all = transport.gather(encoded);
+  std::vector<std::string> all = transport.gather(encoded.parts);
   stats.gatherSeconds = since(gathering);
+  if (rank != 0)
+    shares.clear(); // sent: the message's parts were their logs
   stats.transportCpuSeconds = transport.transportCpuSeconds();
   if (rank != 0 || !readable)
     return; // rank 0 has said why it cannot analyze the traces
@@ -895,9 +926,7 @@ void analyzeSplit(const TraceSet &traces, const AnalysisOptions &options, Transp
   stats.bytesGathered = encodedSharesSize(shares); // rank 0's own, counted as if sent
   for (size_t k = 1; k < all.size() && ok; ++k) {
     stats.bytesGathered += all[k].size();
-    ok = decodeShares(all[k], shares);
-    all[k].clear();
-    all[k].shrink_to_fit();
+    ok = decodeShares(std::make_shared<const std::string>(std::move(all[k])), shares);
     if (!ok)
       why = "the message of process " + std::to_string(k) + " does not decode";
   }

@@ -14,6 +14,7 @@
 #include "share_plan.h"
 #include "transport.h"
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -72,11 +73,13 @@ bool mergeJoining(const TraceSet &traces, const AnalysisOptions &options, uint64
 void sortShares(std::vector<RangeResult> &shares);
 
 // What a share sends to rank 0, and back. encodedSize: the bytes encodeShare writes, counted
-// without writing them (a process's message is built at its exact size: its length prefixes
-// are these counts).
+// without writing them (a process's message carries these counts as its length prefixes).
+// decodeShare copies the share's log out of `bytes`, unless `bytes` lies within `message`: the
+// log then stays there, and keeps the message alive.
 std::string encodeShare(const RangeResult &share);
 size_t encodedSize(const RangeResult &share);
-bool decodeShare(std::string_view bytes, RangeResult &share);
+bool decodeShare(std::string_view bytes, RangeResult &share,
+                 std::shared_ptr<const std::string> message = nullptr);
 
 // The job in `count` shares, each analyzed here in turn and merged (tests, and the model of the
 // split in docs/performance.md); false with `why` as mergeShares. `handoverEvery` > 0: every

@@ -54,15 +54,18 @@ struct Collected {
 };
 
 // Called from the plugin (C), so nothing may escape; the first failure is rethrown afterwards.
-void deliver(void *ctx, int rank, const void *data, uint64_t bytes) noexcept {
+void *place(void *ctx, int rank, uint64_t bytes) noexcept {
   auto &collected = *static_cast<Collected *>(ctx);
-  if (collected.error || rank < 0 || static_cast<size_t>(rank) >= collected.parts.size())
-    return;
+  if (collected.error || rank < 0 || static_cast<size_t>(rank) >= collected.parts.size() ||
+      bytes == 0)
+    return nullptr;
   try {
-    if (bytes > 0)
-      collected.parts[rank].assign(static_cast<const char *>(data), bytes);
+    std::string &part = collected.parts[static_cast<size_t>(rank)];
+    part.resize(bytes);
+    return part.data();
   } catch (...) {
     collected.error = std::current_exception();
+    return nullptr;
   }
 }
 
@@ -148,11 +151,14 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  std::vector<std::string> gather(const std::string &mine) override {
+  std::vector<std::string> gather(std::span<const std::string_view> mine) override {
     Collected collected;
     collected.parts.resize(rank_ == 0 ? size_ : 0);
+    std::vector<collcheck_mpi_part> parts;
+    for (std::string_view part : mine)
+      parts.push_back({part.data(), part.size()});
     int rc = 0;
-    call([&] { rc = plugin_.gather(mine.data(), mine.size(), &deliver, &collected); });
+    call([&] { rc = plugin_.gather(parts.data(), parts.size(), &place, &collected); });
     check(rc, "gather");
     if (collected.error)
       std::rethrow_exception(collected.error);

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,9 +23,10 @@ public:
   virtual ~Transport() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Collective: every process passes its bytes (any length, also beyond 2 GiB); rank 0 gets every
-  // process's bytes in rank order, the others an empty vector.
-  virtual std::vector<std::string> gather(const std::string &mine) = 0;
+  // Collective: every process passes its bytes (any length, also beyond 2 GiB) as the
+  // concatenation of `mine`; rank 0 gets every process's bytes in rank order, the others an empty
+  // vector.
+  virtual std::vector<std::string> gather(std::span<const std::string_view> mine) = 0;
   // Collective: rank 0's value, on every process.
   virtual int64_t broadcast(int64_t value) = 0;
   // Whether the transport is up, without waiting for it (MPI starts while the shares are read).

@@ -9,6 +9,7 @@
 #include "../model/participation.h"
 #include "../rules/rule.h"
 #include "judge.h"
+#include "wire.h"
 
 #include <atomic>
 #include <cstdint>
@@ -103,7 +104,7 @@ struct RangeFile {
 };
 
 struct RangeResult {
-  std::string events; // the share's events, in order (event_log.h)
+  wire::Bytes events; // the share's events, in order (event_log.h)
   std::vector<RangeComm> comms;
   std::vector<RangeFile> files;
   uint64_t recordsRead = 0;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -26,8 +27,10 @@ public:
   }
   void putString(std::string_view s) {
     put<uint64_t>(s.size());
-    out_.append(s);
+    putBytes(s);
   }
+  // Bytes without their length: the second half of a putString whose length was put before.
+  void putBytes(std::string_view s) { out_.append(s); }
   std::string take() { return std::move(out_); }
   size_t size() const { return out_.size(); }
   // Room for `bytes` more, so that a large message is written without growing (and copying)
@@ -51,10 +54,32 @@ public:
     bytes_ += sizeof(uint64_t) + v.size() * sizeof(T);
   }
   void putString(std::string_view s) { bytes_ += sizeof(uint64_t) + s.size(); }
+  void putBytes(std::string_view s) { bytes_ += s.size(); }
   size_t size() const { return bytes_; }
 
 private:
   size_t bytes_ = 0;
+};
+
+// Bytes held by value or as a part of a message they keep alive: a share's event log, hundreds of
+// megabytes in a job of many communicators, is decoded where it arrived rather than copied out
+// (a copy into new memory costs the first touch of every page, which some machines charge dearly).
+// Copies share the bytes, which never change.
+class Bytes {
+public:
+  Bytes() = default;
+  Bytes(std::string owned) // NOLINT(google-explicit-constructor): a log taken from its Writer
+      : owner_(std::make_shared<const std::string>(std::move(owned))), view_(*owner_) {}
+  Bytes(std::shared_ptr<const std::string> message, std::string_view part)
+      : owner_(std::move(message)), view_(part) {}
+  operator std::string_view() const { return view_; } // NOLINT(google-explicit-constructor)
+  const char *data() const { return view_.data(); }
+  size_t size() const { return view_.size(); }
+  bool empty() const { return view_.empty(); }
+
+private:
+  std::shared_ptr<const std::string> owner_;
+  std::string_view view_;
 };
 
 class Reader {

@@ -7,8 +7,9 @@
 #   bench/analyzer/split_ab.sh BUILD_A BUILD_B [RANKS=4096] [COLLECTIVES=25000] [WORK_DIR]
 # Each build folder holds bin/collcheck and lib/libcollcheck_mpi.so (a copy of a build tree's bin
 # and lib is enough); the traces come from BUILD_B's collcheck_generate_traces. MPIRUN replaces the
-# launcher, ROUNDS the number of rounds. Prints per round the wall and CPU seconds of the four runs,
-# then the medians and means, the mean difference B - A and in how many rounds B was faster.
+# launcher, ROUNDS the number of rounds, SUB_COMMS=G adds communicators of G consecutive ranks (as
+# in split.sh). Prints per round the wall and CPU seconds of the four runs, then the medians and
+# means, the mean difference B - A and in how many rounds B was faster.
 set -euo pipefail
 usage="usage: bench/analyzer/split_ab.sh BUILD_A BUILD_B [RANKS] [COLLECTIVES] [WORK_DIR]"
 build_a=${1:?$usage}
@@ -30,10 +31,13 @@ describe_machine
 traces=$work/traces
 trap 'rm -rf "$traces" "$work/time"; [[ -z $made_work ]] || rm -rf "$work"' EXIT
 mkdir -p "$work"
-need=$(reserved_bytes "$ranks" $((collectives + 200 + ranks / 9)))
+# The small communicators' calls (SUB_COMMS=G, as split.sh) count too.
+records=$((collectives + 200 + ranks / 9))
+[[ -z ${SUB_COMMS:-} ]] || records=$((records + collectives / 4 + 2 + SUB_COMMS / 9))
+need=$(reserved_bytes "$ranks" "$records")
 avail=$(($(df -Pk "$work" | awk 'NR == 2 {print $4}') * 1024))
 ((need <= avail)) || { echo "split_ab.sh: not enough free disk under $work" >&2; exit 1; }
-"$generator" "$traces" "$ranks" "$collectives" > /dev/null
+"$generator" "$traces" "$ranks" "$collectives" ${SUB_COMMS:+--sub-comms "$SUB_COMMS"} > /dev/null
 drop_from_cache "$traces"/*.cctrace
 cat "$traces"/*.cctrace > /dev/null
 echo "job: $ranks ranks x $collectives calls ($(du -sh "$traces" | cut -f1)); A: $build_a; B: $build_b"

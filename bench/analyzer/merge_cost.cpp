@@ -1,7 +1,9 @@
 // What rank 0 of a split analysis does with the shares, and what each part costs it: in one
 // process, the job's K planned shares are analyzed one after the other (not timed), then every
-// round encodes them (what the other processes do before the gather), decodes them and merges
-// them (mergeShares: the checks at the cuts and the replay into the one judge), each timed apart.
+// round encodes them (into one buffer each: the other processes send a share's head and log as
+// parts, without this copy), decodes them (their logs read in place, as rank 0 reads them where
+// they arrived) and merges them (mergeShares: the checks at the cuts and the replay into the one
+// judge), each timed apart.
 // These are the constants of the model in docs/performance.md (*Model*). Usage:
 //   collcheck_bench_merge_cost DIR [K,K,...=2,8,32] [ROUNDS=5]
 // Prints per K the bytes the shares encode to, and the best and median of the rounds for each
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -91,17 +94,17 @@ int main(int argc, char **argv) {
     uint64_t bytes = 0;
     for (int round = 0; round < rounds; ++round) {
       auto start = Clock::now();
-      std::vector<std::string> encoded;
+      std::vector<std::shared_ptr<const std::string>> encoded;
       for (const RangeResult &share : shares)
-        encoded.push_back(distributed::encodeShare(share));
+        encoded.push_back(std::make_shared<const std::string>(distributed::encodeShare(share)));
       encodeSeconds.push_back(since(start));
       bytes = 0;
-      for (const std::string &e : encoded)
-        bytes += e.size();
+      for (const auto &e : encoded)
+        bytes += e->size();
       start = Clock::now();
       std::vector<RangeResult> decoded(encoded.size());
       for (size_t i = 0; i < encoded.size(); ++i)
-        if (!distributed::decodeShare(encoded[i], decoded[i])) {
+        if (!distributed::decodeShare(*encoded[i], decoded[i], encoded[i])) {
           std::fprintf(stderr, "merge_cost: share %zu of %d does not decode\n", i, k);
           return 1;
         }

@@ -12,8 +12,9 @@ extern "C" {
 #endif
 
 // Called at rank 0 once per process, in rank order, before that process's bytes arrive: where to
-// put them, `bytes` long (null when `bytes` is 0 or the memory cannot be had: the gather then
-// fails, after the others have sent). It must not throw: the other processes wait for their turn.
+// put them, `bytes` long (null when `bytes` is 0; null for more: the memory cannot be had, and the
+// gather fails at once, with processes still waiting in their sends: the caller ends the job). It
+// must not throw: the other processes wait for their turn.
 // The bytes arrive straight where they are to stay: no buffer of the message's size in between.
 typedef void *(*collcheck_mpi_place_fn)(void *ctx, int rank, uint64_t bytes);
 

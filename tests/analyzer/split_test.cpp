@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <memory>
+
 namespace collcheck::testing {
 namespace {
 
@@ -96,6 +99,27 @@ TEST(Split, EveryTruncatedShareMessageIsRejected) {
     analyzer::RangeResult partial;
     EXPECT_FALSE(analyzer::distributed::decodeShare(bytes.substr(0, length), partial)) << length;
   }
+}
+
+// A share decoded from a message it is told of keeps its log there, and keeps the message alive:
+// rank 0 reads the logs where they arrived. Without the message, the log is copied out.
+TEST(Split, ALogIsDecodedWhereItsMessageLies) {
+  analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-in-place")}, 1);
+  const analyzer::RangeResult share = shareOf(traces, 1, 2);
+  ASSERT_FALSE(share.events.empty());
+  auto message = std::make_shared<const std::string>(analyzer::distributed::encodeShare(share));
+  const auto begin = reinterpret_cast<uintptr_t>(message->data());
+  auto within = [&](const char *p) {
+    return reinterpret_cast<uintptr_t>(p) - begin < message->size();
+  };
+  analyzer::RangeResult inPlace, copied;
+  ASSERT_TRUE(analyzer::distributed::decodeShare(*message, inPlace, message));
+  ASSERT_TRUE(analyzer::distributed::decodeShare(*message, copied));
+  EXPECT_TRUE(within(inPlace.events.data()));
+  EXPECT_FALSE(within(copied.events.data()));
+  message.reset(); // the decoded share holds it now
+  EXPECT_EQ(std::string_view(inPlace.events), std::string_view(share.events));
+  EXPECT_EQ(std::string_view(copied.events), std::string_view(share.events));
 }
 
 // The length that prefixes each share in a process's message is counted, not measured: the count

@@ -142,8 +142,10 @@ const format::Record *ChunkPrefetcher::wait(int file, uint64_t first, uint64_t c
       fill(static_cast<size_t>(&s - slots_.get())); // not started yet: read it here
       state = kReady;
     }
-    while (state == kReading) {
-      s.state.wait(kReading, std::memory_order_acquire);
+    if (state == kReading) {
+      // The helper is reading it (read_, in the header, says why not std::atomic::wait).
+      std::unique_lock<std::mutex> lock(mutex_);
+      read_.wait(lock, [&] { return s.state.load(std::memory_order_acquire) != kReading; });
       state = s.state.load(std::memory_order_acquire);
     }
     s.state.store(kInUse, std::memory_order_relaxed);
@@ -185,8 +187,11 @@ void ChunkPrefetcher::work() {
     if (!s.state.compare_exchange_strong(expected, kReading))
       continue; // the matcher took it
     fill(index);
-    s.state.store(kReady, std::memory_order_release);
-    s.state.notify_one();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      s.state.store(kReady, std::memory_order_release);
+    }
+    read_.notify_all();
   }
 }
 

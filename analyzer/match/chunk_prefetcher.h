@@ -82,7 +82,13 @@ private:
   } arena_;
   std::unique_ptr<Slot[]> slots_;
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_; // the helper: a chunk to read, or the end
+  // The matcher, waiting for a chunk the helper is reading; the helper stores kReady under
+  // mutex_, so no wake-up can pass between the matcher's check and its sleep. Not
+  // std::atomic::wait: a test of the analyzer once hung with the matcher asleep in that wait on a
+  // chunk already marked ready, the helper idle (whether GCC 12's libstdc++, whose atomic waits use
+  // shared futexes, or the kernel lost the wake-up is not known; a debugger's attach ended it).
+  std::condition_variable read_;
   std::deque<size_t> queue_; // slot indices to fill
   bool stopping_ = false;
   std::thread thread_;

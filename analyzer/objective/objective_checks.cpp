@@ -97,6 +97,25 @@ Finding findingAt(RuleContext &ctx, std::string_view ruleId, const Communicator 
 
 namespace {
 
+// Whether some reduction of a live communicator could make the job judged (an integer count
+// reduction) or be weighed as a mean reducer (a float avg or PreMulSum): a superset of what
+// groupByWindow would sort into a window's integer counts or averaging gradients, found without
+// sorting the reductions into windows.
+bool mayBeWeighed(const Ledger &ledger, const JobView &job) {
+  for (const Reduction &r : ledger.reductions()) {
+    auto type = static_cast<format::DataType>(r.reference.dataType);
+    bool count = hasCountShape(r.reference) && isIntegerType(type);
+    bool mean =
+        isWeightedReduction(r.reference) && isFloatType(type) && averagesOverRanks(r.reference);
+    if (!count && !mean)
+      continue;
+    const Communicator *comm = job.communicator(r.commId);
+    if (comm && comm->size > 0)
+      return true;
+  }
+  return false;
+}
+
 std::vector<std::unique_ptr<ObjectiveRule>> makeObjectiveRules() {
   std::vector<std::unique_ptr<ObjectiveRule>> rules;
   rules.push_back(makeUncompensatedMeanRule());
@@ -119,6 +138,11 @@ public:
   void onExtra(const ExtraEvent &e, RuleContext &) override { ledger_.extra(e); }
   void onJobEnd(RuleContext &ctx) override {
     ledger_.finish();
+    // A job of sums without annotations and without an integer count has nothing to judge or
+    // note (below): said before its reductions are sorted into windows, which with many
+    // communicators is millions of them (one per communicator and window).
+    if (!ledger_.hasAnnotations() && !mayBeWeighed(ledger_, ctx.job))
+      return;
     std::vector<WindowReductions> windows = groupByWindow(ledger_, ctx.job);
     // A job with neither annotations nor an integer count reduction carries nothing that says
     // its float sums are gradients of a mean objective: they are not judged (docs/annotations.md;

@@ -180,7 +180,7 @@ public:
   void reorder(const ReorderEvent &e) override { events_->reorder(e); }
   void extra(const ExtraEvent &e) override { events_->extra(e); }
   void communicatorEnd(const CommunicatorEnd &e) override {
-    // A share's end of a communicator is rank 0's to make, with every share's counts.
+    // A share's end of a communicator is the merge's to make, with every share's counts.
     if (!range_)
       events_->communicatorEnd(e);
   }
@@ -205,7 +205,7 @@ private:
     // What the slots read so far are (the merge is the only pass that looks at them).
     SlotCounters slots;
     uint64_t emptyRun = 0;   // empty slots since the last non-empty one: holes, or the file's tail
-    uint64_t prefixNext = 0; // split analysis: the prefix before the share is read up to here
+    uint64_t prefixNext = 0; // a share: the prefix before it is read up to here
     uint64_t backlog = 0;    // records queued and not yet matched
     bool done = false;
     uint64_t cachedCommId = 0;
@@ -289,9 +289,6 @@ private:
   RangeSpec ownRange_; // a share's range, which its control may shorten
   RangeSpec *range_;   // null: the whole files
   RangeControl *control_;
-  bool nearEnd_ = false;                             // control_->nearEnd() was called
-  std::chrono::steady_clock::time_point matchStart_; // when matchAll began
-  double slotsPerSecond() const;
   void offerRest();
   std::optional<Judge> judge_;
   EventLog log_;
@@ -542,7 +539,7 @@ void Analysis::route(int file, const format::Record &r) {
       break;
     }
     case Kind::Finalize:
-      processes_[static_cast<size_t>(file)].finalized = true; // rank 0 checks later shares
+      processes_[static_cast<size_t>(file)].finalized = true; // the merge checks later shares
       break;
     default:
       events_->meta({file, r});
@@ -592,7 +589,7 @@ void Analysis::route(int file, const format::Record &r) {
     return;
   uint64_t seq = r.seq();
   if (range_ && noteFirstSeq(*c, commRank, seq) && !range_->first)
-    m.nextSeq = seq; // the share starts where the member is; rank 0 checks it against the last
+    m.nextSeq = seq; // the share starts where the member is; the merge checks it against the last
   if (seq != m.nextSeq) {
     if (seq < m.nextSeq) {
       problem(traces_.files[static_cast<size_t>(file)].path,
@@ -726,7 +723,7 @@ bool Analysis::matchRoundInPlace() {
     if (!inPlace)
       break;
     const MemberStream &m = c->aligner.member(static_cast<size_t>(k.run.commRank));
-    // A share's first calls of a member are taken where they are (rank 0 checks where that is).
+    // A share's first calls of a member are taken where they are (the merge checks where that is).
     inPlace = m.file == static_cast<int>(f) &&
               (m.nextSeq == k.run.firstSeq || startsHere(*c, static_cast<size_t>(k.run.commRank)));
     length = std::min<size_t>(length, k.run.length);
@@ -926,31 +923,13 @@ std::vector<uint32_t> Analysis::commOrder(std::unordered_map<uint64_t, uint32_t>
   return order;
 }
 
-// The first file's slots read per second since the matching began (0 while none).
-double Analysis::slotsPerSecond() const {
-  if (files_.empty())
-    return 0;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - matchStart_).count();
-  const uint64_t read = files_[0].next - beginOf(0);
-  return seconds > 0 && read > 0 ? static_cast<double>(read) / seconds : 0;
-}
-
 void Analysis::matchAll() {
-  matchStart_ = std::chrono::steady_clock::now();
   bool settled = false;
   // Whether the files end with this share (a share that gave its rest away no longer does).
   auto ends = [&] { return !range_ || range_->last; };
   while (true) {
-    if (control_ && !settled) {
-      if (control_->asked())
-        offerRest();
-      const uint64_t left = files_.empty() ? 0 : endOf(0) - files_[0].next;
-      if (!nearEnd_ && !files_.empty() && left <= 2 * options_.readChunk) {
-        nearEnd_ = true;
-        control_->nearEnd(left, slotsPerSecond());
-      }
-    }
+    if (control_ && !settled && control_->asked())
+      offerRest();
     bool matchedRound = matchRoundInPlace(), read = matchedRound;
     for (size_t f = 0; f < files_.size() && !matchedRound; ++f) {
       if (!files_[f].done && files_[f].backlog < backlogLimit_) {
@@ -1017,14 +996,14 @@ void Analysis::offerRest() {
   if (open)
     for (const FileState &fs : files_)
       from.push_back(std::max({fs.next, fs.requested, fs.heldEnd})); // read ahead, or held
-  std::optional<std::vector<uint64_t>> end = control_->giveAway(from, *range_, slotsPerSecond());
+  std::optional<std::vector<uint64_t>> end = control_->giveAway(from, *range_);
   if (!end)
     return;
   bool fits = open && end->size() == files_.size();
   for (size_t f = 0; f < files_.size() && fits; ++f)
     fits = (*end)[f] > from[f] && (*end)[f] <= range_->end[f];
   if (!fits) {
-    // The rest is another process's now, whatever this share reads: rank 0 must not merge it.
+    // The rest is another thread's now, whatever this share reads: it must not be merged.
     markUnclean("the share handed over a range it could not stop before");
     return;
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The split among the threads of one process (analyzer/distributed/thread_split.h), against one
+# The split among the threads of one process (analyzer/parallel/thread_split.h), against one
 # thread and against two threads without it (one matching, one reading ahead, as before the
 # split), side by side in every round: `collcheck analyze --quiet` on one generated job, the page
 # cache read again before each run. Usage:

@@ -2,11 +2,11 @@
 // are measured where the files hold enough records, copying is chosen only where mapping costs over
 // four times as much, and copied chunks are read without touching the files' mappings.
 #include "analysis_helpers.h"
-#include "distributed/share_plan.h"
-#include "distributed/thread_split.h"
 #include "job_builder.h"
 #include "load/descriptor_limit.h"
 #include "load/reading_cost.h"
+#include "parallel/share_plan.h"
+#include "parallel/thread_split.h"
 
 #include <gtest/gtest.h>
 
@@ -111,41 +111,41 @@ TEST(ReadingCost, CopiedChunksNeverReadTheFilesMapping) {
 TEST(ReadingCost, CopyingSplitsCutTheFilesWithoutTheirMapping) {
   // Where the records are copied, a share's cut search and a handover's cut read them copied too:
   // the same cuts, and not one record read through the mapping, in every way the analyzer splits.
-  using analyzer::distributed::Balance;
+  using analyzer::parallel::Balance;
   analyzer::TraceSet traces =
       analyzer::TraceSet::open({uniformDir("cost-split-unmapped", 3, 40000)}, 1);
   ASSERT_EQ(traces.files.size(), 3u);
-  const std::optional<uint64_t> comm = analyzer::distributed::cutCommunicator(traces);
+  const std::optional<uint64_t> comm = analyzer::parallel::cutCommunicator(traces);
   ASSERT_TRUE(comm.has_value());
   auto [options, expected] = mappedBaseline(traces);
   const analyzer::RangeSpec mapped =
-      analyzer::distributed::planShare(traces, *comm, 1, 3, Balance::Records);
+      analyzer::parallel::planShare(traces, *comm, 1, 3, Balance::Records);
   const std::optional<std::vector<uint64_t>> mappedAhead =
-      analyzer::distributed::cutAhead(traces, *comm, mapped.begin, mapped.end, options.readChunk);
+      analyzer::parallel::cutAhead(traces, *comm, mapped.begin, mapped.end, options.readChunk);
   ASSERT_TRUE(mappedAhead.has_value());
   options.copyChunks = true;
   EXPECT_EXIT(
       {
         forbidTheMappedRecords(traces);
         const analyzer::RangeSpec copied =
-            analyzer::distributed::planShare(traces, *comm, 1, 3, Balance::Records, true);
+            analyzer::parallel::planShare(traces, *comm, 1, 3, Balance::Records, true);
         bool same = copied.begin == mapped.begin && copied.end == mapped.end &&
-                    analyzer::distributed::cutAhead(traces, *comm, mapped.begin, mapped.end,
-                                                    options.readChunk, 0, {}, true) == mappedAhead;
+                    analyzer::parallel::cutAhead(traces, *comm, mapped.begin, mapped.end,
+                                                 options.readChunk, true) == mappedAhead;
         for (int count : {2, 3}) {
           analyzer::AnalysisResult split;
           std::string why;
           same = same &&
-                 analyzer::distributed::analyzeInShares(traces, options, count, split, why,
-                                                        Balance::Records, 3) &&
+                 analyzer::parallel::analyzeInShares(traces, options, count, split, why,
+                                                     Balance::Records, 3) &&
                  jsonReport(traces, split) == expected;
         }
         analyzer::AnalysisResult threads;
         std::string why;
-        analyzer::distributed::ThreadSplitStats stats;
+        analyzer::parallel::ThreadSplitStats stats;
         same = same &&
-               analyzer::distributed::analyzeInThreads(traces, options, 2, threads, why, stats,
-                                                       Balance::Records) &&
+               analyzer::parallel::analyzeInThreads(traces, options, 2, threads, why, stats,
+                                                    Balance::Records) &&
                jsonReport(traces, threads) == expected;
         std::exit(same ? 0 : 3);
       },
@@ -154,7 +154,7 @@ TEST(ReadingCost, CopyingSplitsCutTheFilesWithoutTheirMapping) {
   EXPECT_DEATH(
       {
         forbidTheMappedRecords(traces);
-        analyzer::distributed::planShare(traces, *comm, 1, 3, Balance::Records);
+        analyzer::parallel::planShare(traces, *comm, 1, 3, Balance::Records);
       },
       "");
 }

@@ -7,7 +7,7 @@
 #include <map>
 #include <string_view>
 
-namespace collcheck::analyzer::distributed {
+namespace collcheck::analyzer::parallel {
 namespace {
 
 using format::Kind;
@@ -19,7 +19,7 @@ bool isCallOn(const format::Record &r, uint64_t commId) {
 
 // The sequence number of the first call on `commId` at or after slot `i`; UINT64_MAX: none.
 // A file's end is preallocated, never-written slots: a long run of empty slots is taken for it
-// (a cut placed wrongly by this guess is found by rank 0's check, never trusted).
+// (a cut placed wrongly by this guess is found by the merge's check, never trusted).
 uint64_t nextSeqAt(SlotWindow &slots, uint64_t i, uint64_t commId) {
   constexpr uint64_t kEmptyRunIsEnd = 256;
   uint64_t empty = 0;
@@ -34,7 +34,7 @@ uint64_t nextSeqAt(SlotWindow &slots, uint64_t i, uint64_t commId) {
 
 // The first slot at which the calls on `commId` have sequence numbers `seq` or later. (Read as the
 // analysis reads: where it copies its records, copied; a cut touches a page or two of each file,
-// which at 4,096 files cost a process 0.06-0.15 s of CPU through the mapping on a machine whose
+// which at 4,096 files cost 0.06-0.15 s of CPU through the mapping on a machine whose
 // mapped page costs 8 copied ones.)
 uint64_t cutSlot(SlotWindow &slots, uint64_t commId, uint64_t seq, uint64_t guess) {
   uint64_t n = slots.count();
@@ -150,21 +150,16 @@ RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int coun
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
                                               const std::vector<uint64_t> &end, uint64_t startSlots,
-                                              uint64_t askerLeft, Pace pace, bool copied) {
+                                              bool copied) {
   const size_t files = traces.files.size();
   if (files == 0 || from.size() != files || end.size() != files || from[0] >= end[0])
     return std::nullopt;
-  // q: how much faster the asker reads (1 when a pace is unknown; bounded, for a pace measured
-  // over a short time). Counted in the asker's time, this share has left * q to go and the
-  // asker askerLeft, then a share's start; both end together when the asker gets g with
-  // (left - g) q = askerLeft + start + g. That gains the job g q in the asker's time (this share
-  // ends so much sooner); less than half a start is within the error of the estimate: kept.
-  const double q =
-      pace.giver > 0 && pace.asker > 0 ? std::clamp(pace.asker / pace.giver, 0.25, 4.0) : 1.0;
+  // The asker pays a share's start, then both end together when it gets g with
+  // left - g = start + g. Less than half a start is within the error of the estimate: kept.
   const auto left = static_cast<double>(end[0] - from[0]);
   const auto start = static_cast<double>(std::max<uint64_t>(startSlots, 1));
-  const double given = (left * q - static_cast<double>(askerLeft) - start) / (1 + q);
-  if (given * q < start / 2) // given < left: (left q - ...) / (1 + q) < left
+  const double given = (left - start) / 2;
+  if (given < start / 2)
     return std::nullopt;
   SlotWindow first(*traces.files[0].reader, copied);
   uint64_t seq = nextSeqAt(first, end[0] - static_cast<uint64_t>(given), commId);
@@ -177,4 +172,4 @@ std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t c
   return cuts;
 }
 
-} // namespace collcheck::analyzer::distributed
+} // namespace collcheck::analyzer::parallel

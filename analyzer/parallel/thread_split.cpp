@@ -1,7 +1,7 @@
 #include "thread_split.h"
 
+#include "merge.h"
 #include "share_plan.h"
-#include "split_analysis.h"
 
 #include <atomic>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace collcheck::analyzer::distributed {
+namespace collcheck::analyzer::parallel {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -24,8 +24,7 @@ double since(Clock::time_point t) {
 
 // What the threads share: the ranges handed over and not yet taken, and how many threads wait
 // for one. A running share looks between two of its rounds (asked, a load); the one that looks
-// first while a thread waits cuts what it has left (cutAhead, as a split's process does for an
-// asker that has nothing left to read) and queues the rest.
+// first while a thread waits cuts what it has left (cutAhead) and queues the rest.
 class Handovers {
 public:
   // `copied`: the shares copy their records (cutAhead reads the cuts' records so too).
@@ -42,7 +41,7 @@ public:
     if (waiting_ <= ready_.size())
       return std::nullopt; // another share answered first
     std::optional<std::vector<uint64_t>> cut =
-        cutAhead(traces_, commId_, from, range.end, startSlots_, 0, {}, copied_);
+        cutAhead(traces_, commId_, from, range.end, startSlots_, copied_);
     if (cut) {
       ready_.push_back({*cut, range.end, false, range.last, range.alongComm});
       update();
@@ -104,7 +103,7 @@ public:
     return handovers_.asked();
   }
   std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
-                                                const RangeSpec &range, double) override {
+                                                const RangeSpec &range) override {
     return handovers_.giveAway(from, range);
   }
 
@@ -134,7 +133,7 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
   AnalysisOptions shareOptions = options;
   shareOptions.readAhead = false;
   shareOptions.mappedBudget = options.mappedBudget / 2 / threads;
-  // Starting a share costs about a round of reading (split_analysis.cpp, where a process asks).
+  // Starting a share costs about a round of reading.
   Handovers handovers(traces, *comm, options.readChunk, options.copyChunks, threads);
   std::vector<std::vector<RangeResult>> results(threads);
   std::vector<std::exception_ptr> failures(threads);
@@ -180,4 +179,4 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
   return merged;
 }
 
-} // namespace collcheck::analyzer::distributed
+} // namespace collcheck::analyzer::parallel

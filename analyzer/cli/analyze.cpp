@@ -2,7 +2,6 @@
 // 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage.
 #include "../commands.h"
 #include "../load/descriptor_limit.h"
-#include "../load/reading_cost.h"
 #include "../load/trace_set.h"
 #include "../match/analysis.h"
 #include "../objective/reference_comparison.h"
@@ -88,7 +87,6 @@ int analyzeMain(Args args) {
   unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   size_t lookahead = 8, chunk = AnalysisOptions{}.readChunk;
   bool quiet = false, timings = false;
-  std::string reading = "auto";
   app.add_option("inputs", inputs, "trace folders (DIR/*.cctrace) or trace files");
   app.add_option("--json", json.path, "write the JSON report to FILE ('-': stdout)")
       ->expected(0, 1)
@@ -111,17 +109,12 @@ int analyzeMain(Args args) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--threads", threads,
                  "threads used to open the files; more than one also splits the matching of a "
-                 "large job among them (or reads ahead, where the job cannot be split)")
+                 "large job among them")
       ->check(CLI::Range(1u, 256u));
   app.add_option("--lookahead", lookahead, "calls looked at ahead of a divergence, per rank")
       ->check(CLI::Range(size_t{2}, size_t{64}));
   app.add_option("--chunk", chunk, "records read from one file at a time (memory: ranks x chunk)")
       ->check(CLI::Range(size_t{16}, size_t{65536}));
-  app.add_option("--read", reading,
-                 "how a process without a read-ahead thread reads the records: map (match them "
-                 "where the files are mapped), copy (pread them into buffers), auto (measure "
-                 "both on a few pages, and copy where mapping costs over four times as much)")
-      ->check(CLI::IsMember({"auto", "map", "copy"}));
   app.add_option("--partition", partition, "I/N: match only the communicators of part I of N");
   app.add_flag("-q,--quiet", quiet, "no text report (the exit status still tells)");
   app.add_flag("--timings", timings, "print the time of each stage on stderr");
@@ -177,7 +170,6 @@ int analyzeMain(Args args) {
   AnalysisOptions options;
   options.lookahead = lookahead;
   options.readChunk = chunk;
-  options.readAhead = threads > 1;
   if (!partition.empty()) {
     unsigned index = 0, count = 0;
     if (std::sscanf(partition.c_str(), "%u/%u", &index, &count) != 2 || count == 0 ||
@@ -217,35 +209,9 @@ int analyzeMain(Args args) {
     bar.stop();
     return 2;
   }
-  // A descriptor per file for the reading, and room beside them for the cut search and the
-  // reports.
-  raiseDescriptorLimit(traces.files.size() + 256);
-  // Where the records will be matched in place (no read-ahead thread copying them: one core, a
-  // split among threads), whether this machine maps pages more cheaply than it copies them.
-  const bool readsAhead = options.readAhead && std::thread::hardware_concurrency() > 1;
-  const bool wouldMap = !readsAhead || threadSplit(traces, threads, options);
-  ReadingCost readingCost;
-  if (wouldMap && reading == "auto") {
-    readingCost = measureReadingCost(traces);
-    options.copyChunks = copyingIsCheaper(readingCost);
-  } else {
-    options.copyChunks = reading == "copy";
-  }
-  // For --timings: how this process read the records, and why.
-  auto describeReading = [&] {
-    if (!wouldMap)
-      return std::string("records read ahead by a second thread");
-    std::string text = options.copyChunks ? "records copied" : "records matched where mapped";
-    if (reading != "auto")
-      return text + " (--read " + reading + ")";
-    if (readingCost.pages == 0)
-      return text + " (too few pages to measure the machine's costs)";
-    char costs[128];
-    std::snprintf(costs, sizeof costs, " (a mapped page %.0f ns, a copied one %.0f ns; %llu pages)",
-                  readingCost.mappedNsPerPage, readingCost.copiedNsPerPage,
-                  static_cast<unsigned long long>(readingCost.pages));
-    return text + costs;
-  };
+  // A descriptor per file for each thread's reading (match/chunk_reader.h), and room beside them
+  // for the cut search and the reports.
+  raiseDescriptorLimit(traces.files.size() * threads + 256);
   bar.phase("merging", &recordsRead, traces.totalSlots, "records");
   options.recordsRead = &recordsRead;
   AnalysisResult result;
@@ -308,7 +274,6 @@ int analyzeMain(Args args) {
                  seconds(t0, t1), openPeakMiB, seconds(t1, t2),
                  seconds(t2, std::chrono::steady_clock::now()),
                  static_cast<unsigned long long>(result.recordsRead), peakResidentMiB());
-    std::fprintf(stderr, "collcheck analyze: %s\n", describeReading().c_str());
     if (threadStats.threads > 0)
       std::fprintf(stderr,
                    "collcheck analyze: split over %d threads: shares %.3f s, %d range(s) merged, "

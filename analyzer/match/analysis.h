@@ -26,13 +26,6 @@ struct AnalysisOptions {
   size_t readChunk = 512;     // records read from one file before going to the next
   size_t backlogLimit = 8192; // records of one file waiting in queues before it pauses
   bool participation = true;  // sample the participation picture
-  bool readAhead = true;      // read the next chunks on a helper thread (needs a second core)
-  // Without the helper, copy each chunk with pread instead of matching it where the file is
-  // mapped: for machines whose page mapping costs more than copying (load/reading_cost.h).
-  bool copyChunks = false;
-  // Without it the chunks are matched where the files are mapped, and read pages are released
-  // so that all files together keep about this much mapped (it counts as resident memory).
-  uint64_t mappedBudget = uint64_t{1} << 30;
   // Partitioned analysis: only communicators whose id hashes to `partitionIndex` modulo
   // `partitionCount` are matched (each part's findings are disjoint; merge them to get the job's).
   uint32_t partitionIndex = 0, partitionCount = 1;

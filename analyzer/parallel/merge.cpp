@@ -385,37 +385,36 @@ int indexFromEnvironment(const char *name) {
 bool analyzeInShares(const TraceSet &traces, const AnalysisOptions &options, int count,
                      AnalysisResult &out, std::string &why, Balance balance,
                      uint64_t handoverEvery) {
-  std::optional<uint64_t> comm = cutCommunicator(traces, options.copyChunks);
+  std::optional<uint64_t> comm = cutCommunicator(traces);
   if (!comm) {
     why = "no communicator spans every file";
     return false;
   }
-  // Handovers as a process that finished early would ask for them: every `handoverEvery`-th
+  // Handovers as a thread that finished early would ask for them: every `handoverEvery`-th
   // time a share asks, it gives about the second half of what it has left (cutAhead, a share's
   // start counted as one chunk); the parts are analyzed after the planned shares, and may be cut
   // again.
   struct Local final : RangeControl {
     const TraceSet &traces;
     uint64_t commId, every, startSlots, polls = 0;
-    bool copied;
     std::vector<RangeSpec> given;
-    Local(const TraceSet &t, uint64_t c, uint64_t e, uint64_t s, bool copy)
-        : traces(t), commId(c), every(e), startSlots(s), copied(copy) {}
+    Local(const TraceSet &t, uint64_t c, uint64_t e, uint64_t s)
+        : traces(t), commId(c), every(e), startSlots(s) {}
     bool asked() override { return every > 0 && ++polls % every == 0; }
     std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
                                                   const RangeSpec &range) override {
       // An empty `from` (a file read to its end) gives nothing: cutAhead checks the sizes.
       std::optional<std::vector<uint64_t>> cut =
-          cutAhead(traces, commId, from, range.end, startSlots, copied);
+          cutAhead(traces, commId, from, range.end, startSlots);
       if (cut)
         given.push_back({*cut, range.end, false, range.last, range.alongComm});
       return cut;
     }
-  } local(traces, *comm, handoverEvery, options.readChunk, options.copyChunks);
+  } local(traces, *comm, handoverEvery, options.readChunk);
   std::vector<RangeResult> shares;
   for (int k = 0; k < count; ++k)
-    shares.push_back(analyzeRange(
-        traces, options, planShare(traces, *comm, k, count, balance, options.copyChunks), &local));
+    shares.push_back(
+        analyzeRange(traces, options, planShare(traces, *comm, k, count, balance), &local));
   for (size_t i = 0; i < local.given.size(); ++i) // grows while the halves are analyzed
     shares.push_back(analyzeRange(traces, options, RangeSpec(local.given[i]), &local));
   sortShares(shares);

@@ -14,9 +14,8 @@
 namespace collcheck::analyzer::parallel {
 
 // The communicator the cuts follow (from the first file's first slots), or none when no
-// communicator spans every file (then the job is analyzed whole by one thread). `copied`: as for
-// planShare.
-std::optional<uint64_t> cutCommunicator(const TraceSet &traces, bool copied = false);
+// communicator spans every file (then the job is analyzed whole by one thread).
+std::optional<uint64_t> cutCommunicator(const TraceSet &traces);
 
 // What the shares are equal in. Bytes: every slot the reader gives of the first file, the
 // preallocated, never-written end included where it is read (an unfinished trace's; it costs
@@ -29,21 +28,19 @@ enum class Balance { Bytes, Records };
 // records, so that their shares are really merged).
 Balance balanceFromEnvironment();
 
-// Share `index` of `count`, cut along `commId`. `copied`: the analysis copies its records
-// (AnalysisOptions::copyChunks); the cut search then copies what it reads too, instead of mapping
-// it.
+// Share `index` of `count`, cut along `commId`.
 RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
-                    Balance balance = Balance::Bytes, bool copied = false);
+                    Balance balance = Balance::Bytes);
 
 // Where a running share can stop to hand the rest of what it has left to a thread that finished
 // its own and then pays `startSlots` (what starting a share costs, in slots of the first file): in
 // every file after call S-1 of `commId`, S taken in the first file where both then end together.
 // `from`: per file, the first slot the share has not read; `end`: its range's end. Nullopt when
 // that would gain less than half of a share's start, or when the cut would fall where a file was
-// read already (files out of step) or past a file's end. `copied`: as for planShare.
+// read already (files out of step) or past a file's end.
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
-                                              const std::vector<uint64_t> &end, uint64_t startSlots,
-                                              bool copied = false);
+                                              const std::vector<uint64_t> &end,
+                                              uint64_t startSlots);
 
 } // namespace collcheck::analyzer::parallel

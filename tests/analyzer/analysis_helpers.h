@@ -93,19 +93,6 @@ inline Analyzed analyzeDir(const std::string &dir, analyzer::AnalysisOptions opt
     for (int count : {2, 3, 4})
       expectSameWhenSplit(a.traces, options, a.result, count);
     expectSameWithHandovers(a.traces, options, a.result, 2);
-    // One thread matches the chunks where the files are mapped, two copy them ahead: one report.
-    analyzer::AnalysisOptions other = options;
-    other.readAhead = !options.readAhead;
-    EXPECT_EQ(jsonReport(a.traces, a.result),
-              jsonReport(a.traces, analyzer::analyze(a.traces, other)))
-        << "with readAhead " << other.readAhead;
-    // And copied with no thread ahead, as where mapping costs more than copying.
-    analyzer::AnalysisOptions copied = options;
-    copied.readAhead = false;
-    copied.copyChunks = true;
-    EXPECT_EQ(jsonReport(a.traces, a.result),
-              jsonReport(a.traces, analyzer::analyze(a.traces, copied)))
-        << "copied without a thread ahead";
   }
   for (const auto &f : a.result.findings)
     if (isParticipationRule(f.ruleId))

@@ -67,7 +67,6 @@ TEST(Split, TheThreadsSharesAreMergedIntoTheSingleReport) {
   analyzer::TraceSet traces = analyzer::TraceSet::open({mismatchJob("split-threads", 400)}, 1);
   analyzer::AnalysisOptions options;
   options.readChunk = 16;
-  options.readAhead = false;
   const analyzer::AnalysisResult single = analyzer::analyze(traces, options);
   const std::string expected = jsonReport(traces, single);
   for (const char *slow : {"", "0", "1"}) {
@@ -197,11 +196,9 @@ TEST(Split, TheRestOfAShareHandedOverMidWayMergesIntoTheSingleReport) {
   int handedOver = 0;
   for (int at = 1; at <= 8; ++at) {
     for (int index : {0, 1}) {
-      for (int way : {0, 1, 2}) { // where the files are mapped, copied, or copied ahead
+      {
         analyzer::AnalysisOptions options;
         options.readChunk = 4; // rounds of 4 slots: the share is asked between them
-        options.readAhead = way == 2;
-        options.copyChunks = way == 1;
         HandOverOnce control(single.traces, comm, at);
         analyzer::RangeSpec planned =
             analyzer::parallel::planShare(single.traces, comm, index, 2, Balance::Records);
@@ -233,7 +230,7 @@ TEST(Split, TheRestOfAShareHandedOverMidWayMergesIntoTheSingleReport) {
       }
     }
   }
-  EXPECT_GT(handedOver, 12); // early asks hand over; late ones find too little left
+  EXPECT_GT(handedOver, 4) << handedOver; // early asks hand over; late ones find too little left
 }
 
 // Every file's slot count: the end of a range over the whole files.

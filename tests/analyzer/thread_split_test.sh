@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The analysis split among threads (`collcheck analyze --threads T`, analyzer/parallel) must print
-# exactly what one thread prints: the JSON report byte for byte, with 2 and 3 threads, with 2 where
-# thread 0 is slow (the other takes parts of its share over), and with the records copied instead
-# of matched where mapped (`--read copy`). Usage:
+# exactly what one thread prints: the JSON report byte for byte, with 2 and 3 threads, and with 2
+# where thread 0 is slow (the other takes parts of its share over). Usage:
 #   thread_split_test.sh BIN_DIR [--work DIR] [--real-traces DIR]...
 # BIN_DIR holds collcheck and collcheck_generate_traces. --real-traces names a folder whose
 # subfolders hold traces of real jobs (the analyzer_mpi_programs test leaves them in its work
@@ -63,17 +62,13 @@ check_set() {
   for pattern in "$@"; do
     grep -q -- "$pattern" "$out/single.json" || fail "$name: the report lacks $pattern"
   done
-  for variant in 2: 3: 2:0 1:copy 2:copy; do
-    local threads=${variant%:*} extra=${variant#*:} slow="" read=()
-    case $extra in
-    copy) read=(--read copy) ;;
-    ?*) slow=$extra ;;
-    esac
-    local label="$name, $threads thread(s)${slow:+, thread $slow slow}${read[*]:+, ${read[*]}}"
-    local json=$out/threads$threads.$extra.json
+  for variant in 2: 3: 2:0; do
+    local threads=${variant%:*} slow=${variant#*:}
+    local label="$name, $threads threads${slow:+, thread $slow slow}"
+    local json=$out/threads$threads.$slow.json
     rc=0
     COLLCHECK_THREAD_SPLIT_MIN_SLOTS=0 COLLCHECK_THREAD_SPLIT_SLOW=$slow \
-      "$collcheck" analyze --threads "$threads" "${read[@]}" --json - --fail-on never --timings \
+      "$collcheck" analyze --threads "$threads" --json - --fail-on never --timings \
       "$dir" > "$json" 2> "$json.err" || rc=$?
     checks=$((checks + 1))
     if [[ $rc != 0 ]]; then
@@ -81,7 +76,7 @@ check_set() {
       head -c 1000 "$json.err"
       continue
     fi
-    if [[ $threads -gt 1 ]] && ! grep -q "split over $threads threads" "$json.err"; then
+    if ! grep -q "split over $threads threads" "$json.err"; then
       fail "$label: --timings does not tell the split among the threads"
     fi
     if ! cmp -s "$out/single.json" "$json"; then

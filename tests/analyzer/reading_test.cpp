@@ -1,10 +1,9 @@
-// How the records are read (load/reading_cost.h): the machine's costs of a mapped and a copied page
-// are measured where the files hold enough records, copying is chosen only where mapping costs over
-// four times as much, and copied chunks are read without touching the files' mappings.
+// How the records are read (match/chunk_reader.h): copied with pread, never through the files'
+// mappings, in every way the analyzer reads (whole, in shares, among threads), once the limit of
+// open files is raised for thousands of files.
 #include "analysis_helpers.h"
 #include "job_builder.h"
 #include "load/descriptor_limit.h"
-#include "load/reading_cost.h"
 #include "parallel/share_plan.h"
 #include "parallel/thread_split.h"
 
@@ -24,36 +23,6 @@ std::string uniformDir(const std::string &name, int ranks, int calls) {
   return dir;
 }
 
-TEST(ReadingCost, FilesOfFewRecordsAreNotMeasured) {
-  // 4,000 calls: 250 KB of records, less than the two regions of 256 KiB a file is measured on.
-  analyzer::TraceSet traces = analyzer::TraceSet::open({uniformDir("cost-small", 2, 4000)}, 1);
-  ASSERT_EQ(traces.files.size(), 2u);
-  analyzer::ReadingCost cost = analyzer::measureReadingCost(traces);
-  EXPECT_EQ(cost.pages, 0u);
-  EXPECT_FALSE(analyzer::copyingIsCheaper(cost));
-}
-
-TEST(ReadingCost, BothWaysAreMeasuredOnEveryFileOfEnoughRecords) {
-  analyzer::TraceSet traces = analyzer::TraceSet::open({uniformDir("cost-large", 3, 9000)}, 1);
-  ASSERT_EQ(traces.files.size(), 3u);
-  analyzer::ReadingCost cost = analyzer::measureReadingCost(traces);
-  EXPECT_EQ(cost.pages, 3u * 256 * 1024 / static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
-  EXPECT_GT(cost.mappedNsPerPage, 0);
-  EXPECT_GT(cost.copiedNsPerPage, 0);
-  // The pages measured through the mapping are released again, as the analysis releases them.
-  analyzer::AnalysisOptions options;
-  options.readAhead = false;
-  EXPECT_TRUE(analyzer::analyze(traces, options).findings.empty());
-}
-
-TEST(ReadingCost, CopyingIsChosenOnlyWhereAMappedPageCostsOverFourCopiedOnes) {
-  EXPECT_TRUE(analyzer::copyingIsCheaper({2500, 350, 1024}));
-  EXPECT_TRUE(analyzer::copyingIsCheaper({401, 100, 1}));
-  EXPECT_FALSE(analyzer::copyingIsCheaper({400, 100, 1}));
-  EXPECT_FALSE(analyzer::copyingIsCheaper({250, 250, 1024}));
-  EXPECT_FALSE(analyzer::copyingIsCheaper({2500, 350, 0})); // nothing measured: mapping is kept
-}
-
 // Makes the records of every file unreadable through this process's mapping of it (all but those
 // on the page that holds the header), so that any record read from the mapping kills the process.
 void forbidTheMappedRecords(const analyzer::TraceSet &traces) {
@@ -70,68 +39,61 @@ void forbidTheMappedRecords(const analyzer::TraceSet &traces) {
   }
 }
 
-// Options that match one chunk at a time on this thread (no read-ahead: the path that maps or
-// copies as told), and the JSON report they give the job with its records matched where mapped.
-struct MappedBaseline {
-  analyzer::AnalysisOptions options;
-  std::string report;
-};
-MappedBaseline mappedBaseline(const analyzer::TraceSet &traces) {
-  MappedBaseline baseline;
-  baseline.options.readAhead = false;
-  baseline.report = jsonReport(traces, analyzer::analyze(traces, baseline.options));
-  return baseline;
+// The JSON report of the job, analyzed before any mapping is forbidden.
+std::string reportOf(const analyzer::TraceSet &traces) {
+  return jsonReport(traces, analyzer::analyze(traces, {}));
 }
 
-TEST(ReadingCost, CopiedChunksNeverReadTheFilesMapping) {
+// Reads a record through the mapping: what the guard must kill.
+void readMapped(const analyzer::TraceSet &traces) {
+  const format::Reader &reader = *traces.files[0].reader;
+  volatile uint8_t kind = reader.slot(reader.slotCount() / 2).kind;
+  (void)kind;
+}
+
+TEST(Reading, CopiedChunksNeverReadTheFilesMapping) {
   // Whether the pages were mapped is not told by the process's fault count: the allocator's first
   // touch of the analysis's tables and the page cache's folio sizes move it more than the reading
   // does. A mapping that kills the process on the first record read from it tells it for certain.
   analyzer::TraceSet traces = analyzer::TraceSet::open({uniformDir("cost-unmapped", 2, 40000)}, 1);
   ASSERT_EQ(traces.files.size(), 2u);
-  auto [options, expected] = mappedBaseline(traces);
-  options.copyChunks = true;
+  const std::string expected = reportOf(traces);
   EXPECT_EXIT(
       {
         forbidTheMappedRecords(traces);
-        const bool same = jsonReport(traces, analyzer::analyze(traces, options)) == expected;
+        const bool same = jsonReport(traces, analyzer::analyze(traces, {})) == expected;
         std::exit(same ? 0 : 3);
       },
       ::testing::ExitedWithCode(0), "");
-  // The guard is real: matched where mapped, the same analysis dies on its first chunk.
-  options.copyChunks = false;
+  // The guard is real: a record read through the mapping kills the process.
   EXPECT_DEATH(
       {
         forbidTheMappedRecords(traces);
-        analyzer::analyze(traces, options);
+        readMapped(traces);
       },
       "");
 }
 
-TEST(ReadingCost, CopyingSplitsCutTheFilesWithoutTheirMapping) {
-  // Where the records are copied, a share's cut search and a handover's cut read them copied too:
-  // the same cuts, and not one record read through the mapping, in every way the analyzer splits.
+TEST(Reading, CopyingSplitsCutTheFilesWithoutTheirMapping) {
+  // A share's cut search and a handover's cut read the records copied too: not one record read
+  // through the mapping, in every way the analyzer splits.
   using analyzer::parallel::Balance;
   analyzer::TraceSet traces =
       analyzer::TraceSet::open({uniformDir("cost-split-unmapped", 3, 40000)}, 1);
   ASSERT_EQ(traces.files.size(), 3u);
   const std::optional<uint64_t> comm = analyzer::parallel::cutCommunicator(traces);
   ASSERT_TRUE(comm.has_value());
-  auto [options, expected] = mappedBaseline(traces);
-  const analyzer::RangeSpec mapped =
-      analyzer::parallel::planShare(traces, *comm, 1, 3, Balance::Records);
-  const std::optional<std::vector<uint64_t>> mappedAhead =
-      analyzer::parallel::cutAhead(traces, *comm, mapped.begin, mapped.end, options.readChunk);
-  ASSERT_TRUE(mappedAhead.has_value());
-  options.copyChunks = true;
+  const std::string expected = reportOf(traces);
+  const analyzer::AnalysisOptions options;
   EXPECT_EXIT(
       {
         forbidTheMappedRecords(traces);
-        const analyzer::RangeSpec copied =
-            analyzer::parallel::planShare(traces, *comm, 1, 3, Balance::Records, true);
-        bool same = copied.begin == mapped.begin && copied.end == mapped.end &&
-                    analyzer::parallel::cutAhead(traces, *comm, mapped.begin, mapped.end,
-                                                 options.readChunk, true) == mappedAhead;
+        const analyzer::RangeSpec share =
+            analyzer::parallel::planShare(traces, *comm, 1, 3, Balance::Records);
+        bool same =
+            share.begin[0] > 0 && share.end[0] > share.begin[0] &&
+            analyzer::parallel::cutAhead(traces, *comm, share.begin, share.end, options.readChunk)
+                .has_value();
         for (int count : {2, 3}) {
           analyzer::AnalysisResult split;
           std::string why;
@@ -150,11 +112,10 @@ TEST(ReadingCost, CopyingSplitsCutTheFilesWithoutTheirMapping) {
         std::exit(same ? 0 : 3);
       },
       ::testing::ExitedWithCode(0), "");
-  // The guard is real: the cut search through the mapping dies on its first record.
   EXPECT_DEATH(
       {
         forbidTheMappedRecords(traces);
-        analyzer::parallel::planShare(traces, *comm, 1, 3, Balance::Records);
+        readMapped(traces);
       },
       "");
 }
@@ -184,7 +145,7 @@ uint64_t softLimit() {
   return limit.rlim_cur;
 }
 
-TEST(ReadingCost, TheDescriptorLimitIsRaisedUpToTheHardLimitNeverLowered) {
+TEST(Reading, TheDescriptorLimitIsRaisedUpToTheHardLimitNeverLowered) {
   const rlim_t hard = roomyHardLimit();
   if (hard == 0)
     GTEST_SKIP() << "hard limit of open files below 512: too low to test";
@@ -200,7 +161,7 @@ TEST(ReadingCost, TheDescriptorLimitIsRaisedUpToTheHardLimitNeverLowered) {
       ::testing::ExitedWithCode(0), "");
 }
 
-TEST(ReadingCost, FilesBeyondTheSoftLimitAreCopiedOnceItIsRaised) {
+TEST(Reading, FilesBeyondTheSoftLimitAreCopiedOnceItIsRaised) {
   // 100 files under a soft limit of 64: without the raise the files past it have no descriptor
   // and are read through their mappings, which kills the process here.
   const rlim_t hard = roomyHardLimit();
@@ -209,14 +170,13 @@ TEST(ReadingCost, FilesBeyondTheSoftLimitAreCopiedOnceItIsRaised) {
   analyzer::TraceSet traces =
       analyzer::TraceSet::open({uniformDir("cost-descriptors", 100, 300)}, 1);
   ASSERT_EQ(traces.files.size(), 100u);
-  auto [options, expected] = mappedBaseline(traces);
-  options.copyChunks = true;
+  const std::string expected = reportOf(traces);
   EXPECT_EXIT(
       {
         forbidTheMappedRecords(traces);
         bool same = setLimits(64, hard) &&
                     analyzer::raiseDescriptorLimit(traces.files.size() + 256) >= 356 &&
-                    jsonReport(traces, analyzer::analyze(traces, options)) == expected;
+                    jsonReport(traces, analyzer::analyze(traces, {})) == expected;
         std::exit(same ? 0 : 3);
       },
       ::testing::ExitedWithCode(0), "");
@@ -224,7 +184,7 @@ TEST(ReadingCost, FilesBeyondTheSoftLimitAreCopiedOnceItIsRaised) {
       {
         forbidTheMappedRecords(traces);
         if (setLimits(64, hard))
-          analyzer::analyze(traces, options);
+          analyzer::analyze(traces, {});
       },
       "");
 }

@@ -1,6 +1,6 @@
 // Reads each trace file's chunks with pread into a buffer of its own, and classifies them: the
 // records are copied out of the page cache, never faulted in through the files' mappings (a mapped
-// page's first touch cost this machine several copied ones: docs/performance.md, *Reading*), and
+// page's first touch cost this machine several copied ones: docs/performance.md, *Analyzer*), and
 // the memory stays ranks x chunk.
 #pragma once
 

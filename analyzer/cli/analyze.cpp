@@ -1,5 +1,6 @@
 // collcheck analyze DIR...: load, match, judge, report. The exit status is the contract with CI:
-// 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage.
+// 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage, or nothing to check (no
+// collective recorded).
 #include "../commands.h"
 #include "../load/descriptor_limit.h"
 #include "../load/trace_set.h"
@@ -284,6 +285,19 @@ int analyzeMain(Args args) {
   }
   if (unusable || !written)
     return 2;
+  uint64_t pointToPoint = 0;
+  for (const CommSummary &c : result.communicators)
+    pointToPoint += c.pointToPoint;
+  if (result.positions == 0 && pointToPoint == 0) {
+    // Nothing was checked: never "no findings". Annotations alone (a PyTorch job whose
+    // collectives went through gloo, say) are the common cause.
+    std::fprintf(stderr,
+                 "collcheck analyze: no collective was recorded in these traces (%llu records), "
+                 "so nothing could be checked. collcheck traces MPI and NCCL: a PyTorch job on "
+                 "the gloo backend, or collectives through another library, are not seen\n",
+                 static_cast<unsigned long long>(result.recordsRead));
+    return 2;
+  }
   if (report.failNever)
     return 0;
   for (const Finding &f : result.findings)

@@ -508,6 +508,9 @@ void Analysis::route(int file, const format::Record &r) {
     case Kind::Finalize:
       processes_[static_cast<size_t>(file)].finalized = true; // the merge checks later shares
       break;
+    case Kind::ProcessSignal:
+      processes_[static_cast<size_t>(file)].endSignal = static_cast<int>(r.count);
+      break;
     default:
       events_->meta({file, r});
       break;
@@ -1009,6 +1012,7 @@ RangeResult Analysis::runRange() {
     out.end = range_->end[f];
     out.slots = fs.slots;
     out.finalized = p.finalized;
+    out.endSignal = p.endSignal;
     out.hasLastCall = p.hasLastCall;
     out.lastCall = p.lastCall;
     out.hasLastRecord = fs.hasLastRecord;

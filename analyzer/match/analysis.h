@@ -92,6 +92,7 @@ struct RangeFile {
   uint64_t begin = 0, end = 0; // the slots this share read ([begin, end), as its RangeSpec)
   SlotCounters slots;
   bool finalized = false;
+  int endSignal = 0;
   bool hasLastCall = false, hasLastRecord = false;
   format::Record lastCall{}, lastRecord{};
 };

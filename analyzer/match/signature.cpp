@@ -169,7 +169,10 @@ std::string describeCall(const Record &r) {
     out += "_init";
   if (kind == Kind::Barrier)
     return out;
-  out += "(" + std::to_string(r.count) + " x " +
+  // An MPI count is an int: a negative one the application passed arrives sign-extended.
+  std::string count =
+      r.count >> 63 ? std::to_string(static_cast<int64_t>(r.count)) : std::to_string(r.count);
+  out += "(" + count + " x " +
          std::string(format::dataTypeName(static_cast<format::DataType>(r.dataType)));
   if (isReduction(kind)) {
     auto op = static_cast<format::ReduceOp>(r.op);

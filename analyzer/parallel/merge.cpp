@@ -290,6 +290,7 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
       s.holes += rf.slots.holes;
       s.firstProblem = std::min(s.firstProblem, rf.slots.firstProblem);
       p.finalized = p.finalized || rf.finalized;
+      p.endSignal = rf.endSignal ? rf.endSignal : p.endSignal;
       if (rf.hasLastCall) {
         p.hasLastCall = true;
         p.lastCall = rf.lastCall;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
 
 namespace collcheck::analyzer {
@@ -52,9 +53,11 @@ bool writePerfetto(const std::string &path, const ReportInput &in, std::string &
                  "\"args\":{\"sort_index\":%d}}",
                  pid, pid);
     std::unordered_map<uint64_t, bool> named;
-    double endUs = 0;
+    double endUs =
+        -std::numeric_limits<double>::infinity(); // times may precede the file's creation
+    // The trace's end, where a call that never returned is drawn to.
     for (uint64_t i = 0; i < reader.slotCount(); ++i)
-      if (reader.usable(i))
+      if (reader.usable(i) && format::hasTimestamp(reader.slot(i).kind))
         endUs = std::max(endUs, format::nanosSinceCreate(h, reader.slot(i).tscStart) / 1000.0 +
                                     format::durationNanos(h, reader.slot(i)) / 1000.0);
     for (uint64_t i = 0; i < reader.slotCount(); ++i) {

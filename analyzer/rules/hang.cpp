@@ -53,8 +53,9 @@ public:
       pending_.erase(it);
       return;
     }
-    // Nobody is missing, yet ranks never returned from their last call: the call itself hung.
-    std::vector<int32_t> stuck;
+    // Nobody is missing, yet ranks never returned from their last call: the call itself hung, or
+    // a member died inside it.
+    std::vector<int32_t> stuck, crashed;
     const format::Record *call = nullptr;
     for (size_t r = 0; r < e.lastCall.size(); ++r) {
       const format::Record *last = e.lastCall[r];
@@ -62,6 +63,10 @@ public:
       if (!last || file < 0 || format::returned(*last) || !blocking(*last))
         continue;
       const ProcessState &p = ctx.job.process(file);
+      if (p.endSignal && isCrashSignal(p.endSignal)) {
+        crashed.push_back(e.comm.nameOf(static_cast<int32_t>(r))); // rank-ended-unfinished's
+        continue;
+      }
       if (p.finished || p.cut)
         continue;
       stuck.push_back(static_cast<int32_t>(r));
@@ -74,9 +79,15 @@ public:
     f.message = describeRanks(names) + " never returned from " + describeCall(*call) + " on " +
                 e.comm.label + " although every member issued it";
     f.groups.push_back({"stuck", names, describeCall(*call)});
-    f.notes.push_back("no rank is missing from this call: look for a mismatch reported on the "
-                      "same position, a deadlock with another communicator, or a transport or "
-                      "device failure");
+    if (!crashed.empty())
+      f.notes.push_back(describeRanks(crashed) + " died inside " +
+                        (crashed.size() == 1 ? "its" : "their") +
+                        " last call (rank-ended-unfinished): the others wait for " +
+                        (crashed.size() == 1 ? "it" : "them"));
+    else
+      f.notes.push_back("no rank is missing from this call: look for a mismatch reported on the "
+                        "same position, a deadlock with another communicator, or a transport or "
+                        "device failure");
     addLastReached(e, f, ctx);
     ctx.findings.add(std::move(f), "inside|" + formatRanks(stuck));
   }
@@ -97,6 +108,8 @@ private:
     if (file < 0)
       return "has no trace";
     const ProcessState &p = ctx.job.process(file);
+    if (p.endSignal)
+      return describeSignal(p.endSignal) + " without issuing it";
     if (p.finished)
       return "exited cleanly without issuing it";
     if (p.finalized)

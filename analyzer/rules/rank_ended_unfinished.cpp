@@ -1,7 +1,8 @@
-// rank-ended-unfinished: a process that ended without finishing its trace (killed, crashed,
-// aborted) outside any collective. Every call before its end may have matched, yet the job did
-// not complete: that is never "no findings". A process stuck inside a collective when the job
-// was stopped is the hang rule's; a trace that lost records is incomplete-trace's.
+// rank-ended-unfinished: a process that ended without finishing its trace: died of a signal the
+// tracer recorded (inside a call or not), or killed, crashed or aborted outside any collective.
+// Every call before its end may have matched, yet the job did not complete: that is never "no
+// findings". A process stopped while waiting inside a collective, with no signal of its own, is
+// the hang rule's; a trace that lost records is incomplete-trace's.
 #include "../match/signature.h"
 #include "rule.h"
 
@@ -23,20 +24,35 @@ public:
 
   void onJobEnd(RuleContext &ctx) override {
     const TraceSet &traces = ctx.job.traces();
-    std::map<std::string, std::vector<int32_t>> byPlace; // where each ended, in words
+    // Where each process ended, in words, for those a signal or a returned last call explains.
+    std::map<std::string, std::vector<int32_t>> byPlace;
+    std::map<std::string, std::vector<int32_t>> unexplained; // no signal recorded
+    bool someoneStuck = false;
     for (size_t f = 0; f < traces.files.size(); ++f) {
       const ProcessState &p = ctx.job.process(static_cast<int>(f));
       if (p.finished || p.cut)
         continue;
-      if (stuckInside(p))
-        return; // the job was stopped while stuck: the hang finding says who waited for whom
-      std::string place = p.finalized     ? "after MPI_Finalize began"
-                          : p.hasLastCall ? "outside any collective; its last call, " +
-                                                describeCall(p.lastCall) + " (seq " +
-                                                std::to_string(p.lastCall.seq()) + "), had returned"
-                                          : "before its first collective";
-      byPlace[place].push_back(traces.files[f].worldRank);
+      bool inside = stuckInside(p);
+      if (inside && !p.endSignal) {
+        someoneStuck = true; // stopped while waiting: the hang finding tells who waited for whom
+        continue;
+      }
+      std::string last = p.hasLastCall ? describeCall(p.lastCall) + " (seq " +
+                                             std::to_string(p.lastCall.seq()) + ")"
+                                       : "";
+      std::string where = p.finalized ? "after MPI_Finalize began"
+                          : inside    ? "inside " + last
+                          : p.hasLastCall
+                              ? "outside any collective; its last call, " + last + ", had returned"
+                              : "before its first collective";
+      int32_t rank = traces.files[f].worldRank;
+      if (p.endSignal)
+        byPlace[describeSignal(p.endSignal) + " " + where].push_back(rank);
+      else
+        unexplained["killed, crashed or aborted " + where].push_back(rank);
     }
+    if (!someoneStuck)
+      byPlace.merge(unexplained);
     if (byPlace.empty())
       return;
     std::vector<int32_t> all;
@@ -44,14 +60,13 @@ public:
       all.insert(all.end(), ranks.begin(), ranks.end());
     std::sort(all.begin(), all.end());
     Finding f = ctx.make(id());
-    f.message = describeRanks(all) + " ended" +
-                " without finishing: killed, crashed or aborted, not an exit through MPI_Finalize "
-                "or exit()";
+    f.message = describeRanks(all) +
+                " ended without finishing, not through MPI_Finalize or exit(): the job did not "
+                "complete";
     for (const auto &[place, ranks] : byPlace)
       f.groups.push_back({"ended", ranks, place});
-    f.notes.push_back("the job did not complete; the collectives before the end are checked as "
-                      "usual, and the launcher's output or the core dump tells why the process "
-                      "ended");
+    f.notes.push_back("the collectives before the end are checked as usual; the launcher's "
+                      "output or a core dump tells why a process ended");
     ctx.findings.add(std::move(f), "ended|" + formatRanks(all));
   }
 };

@@ -2,6 +2,9 @@
 
 #include "catalogue.h"
 
+#include <csignal>
+#include <cstring>
+
 namespace collcheck::analyzer {
 
 std::unique_ptr<TraceRule> makeMissingParticipantRule();
@@ -35,6 +38,14 @@ std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
   rules.push_back(makeObjectiveChecks());
   return rules;
 }
+
+std::string describeSignal(int signal) {
+  const char *name = sigabbrev_np(signal);
+  std::string text = name ? std::string("SIG") + name : "signal " + std::to_string(signal);
+  return isCrashSignal(signal) ? "died of " + text : "terminated by " + text;
+}
+
+bool isCrashSignal(int signal) { return signal != SIGTERM && signal != SIGINT; }
 
 std::string_view presenceName(Presence p) {
   switch (p) {

@@ -28,6 +28,10 @@ enum class Presence : uint8_t {
   NoTrace,    // unknown: no trace of this rank here (file missing, cut, or a lost record)
 };
 std::string_view presenceName(Presence p);
+// "died of SIGSEGV", "terminated by SIGTERM": how a process ended of a recorded signal.
+std::string describeSignal(int signal);
+// A signal that ends a process by its own fault, not one sent to stop it.
+bool isCrashSignal(int signal);
 inline bool issued(Presence p) {
   return p == Presence::Matched || p == Presence::Variant || p == Presence::Reordered;
 }
@@ -36,6 +40,7 @@ inline bool issued(Presence p) {
 struct ProcessState {
   bool finished = false;  // clean exit recorded in the header
   bool finalized = false; // an MPI_Finalize record was seen
+  int endSignal = 0;      // the fatal signal the process died of, where the tracer recorded it
   bool cut = false;       // the trace lost records (torn, corrupt, dropped, truncated)
   bool hasLastCall = false;
   format::Record lastCall{}; // the last sequenced call of the process, on any communicator

@@ -1,6 +1,7 @@
 // The finding model and the catalogue link: repeats fold, ranks print in runs, and every trace rule
 // the analyzer can report has its page in rules/pages.
 #include "catalogue.h"
+#include "match/signature.h"
 #include "model/finding.h"
 #include "rules/rule.h"
 
@@ -61,7 +62,7 @@ TEST(Model, EveryParticipationRuleIsRegisteredAndHasACataloguePage) {
   for (const char *id :
        {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
         "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch", "collective-reorder",
-        "send-recv-mismatch", "hang", "incomplete-trace"}) {
+        "send-recv-mismatch", "hang", "incomplete-trace", "rank-ended-unfinished"}) {
     EXPECT_NE(std::find(registered.begin(), registered.end(), id), registered.end()) << id;
     const rules::Rule *page = rules::find(id);
     ASSERT_NE(page, nullptr) << id << " has no page in rules/pages";
@@ -69,4 +70,15 @@ TEST(Model, EveryParticipationRuleIsRegisteredAndHasACataloguePage) {
     for (const char *section : {"## Rationale", "## Bad", "## Good", "## Fix"})
       EXPECT_NE(page->page.find(section), std::string::npos) << id << ": " << section;
   }
+}
+
+TEST(Model, ANegativeCountPrintsAsTheApplicationPassedIt) {
+  format::Record r{};
+  r.kind = static_cast<uint8_t>(format::Kind::Broadcast);
+  r.count = static_cast<uint64_t>(int64_t{-1});
+  r.dataType = static_cast<uint8_t>(format::DataType::Int32);
+  r.peer = 0;
+  EXPECT_EQ(describeCall(r).rfind("broadcast(-1 x ", 0), 0u) << describeCall(r);
+  r.count = 4;
+  EXPECT_EQ(describeCall(r).rfind("broadcast(4 x ", 0), 0u) << describeCall(r);
 }

@@ -246,6 +246,8 @@ def main():
     check("perfetto: every slice has ts, dur, pid, tid",
           all(isinstance(e["ts"], (int, float)) and e["dur"] > 0 and "pid" in e and "tid" in e
               for e in slices))
+    check("perfetto: a stuck call ends at its trace's end, not centuries later",
+          all(e["dur"] < 3600e6 for e in slices), max(e["dur"] for e in slices))
     check("perfetto: stuck calls are marked",
           sum(1 for e in slices if e["name"] == "barrier (did not return)") == 3)
     check("perfetto: findings are instant events",

@@ -7,7 +7,8 @@ window); the gradients come out exactly as without the hook (the mean of the ran
 gradients, computed here without torch.distributed); and declare_ddp returns 1/P.
 
 gloo moves the buckets itself, outside MPI and NCCL, so the tracer records the declarations but not
-the all-reduces: what is tested is the declaration against the real wrapper. FSDP is not tested
+the all-reduces: what is tested is the declaration against the real wrapper, and that the analyzer
+refuses to call such a run clean. FSDP is not tested
 here: Debian's torch 1.13 cannot import torch.distributed.fsdp under Python 3.11 (a dataclass in
 its sharded-tensor metadata is rejected), so the FSDP declarations are tested on stand-ins only
 (python_module_test.py).
@@ -131,6 +132,11 @@ def main():
               all(v == 0.5 for _, v in scales), scales)
         windows = [r["window"] for r in records if r["kind"] == "window_begin"]
         check(f"torch.{name}_windows", windows == [0, 1], windows)
+    # Annotations alone: the analyzer must not call the job clean (exit 2, and why).
+    verdict = subprocess.run([args.collcheck, "analyze", output], capture_output=True, text=True)
+    check("torch.gloo_job_is_not_passed", verdict.returncode == 2
+          and "no collective was recorded" in verdict.stderr and "gloo" in verdict.stderr,
+          (verdict.returncode, verdict.stdout, verdict.stderr))
     return 1 if failures else 0
 
 

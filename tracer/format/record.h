@@ -221,6 +221,8 @@ inline uint64_t durationTicks(const Record &r) {
 // a CommMembers record has no timestamp, count or window; the member total is the count of the
 // CommCreate record before it, and unused entries are -1.
 inline constexpr int kMembersPerRecord = 9;
+// Whether a record's tscStart is a time: not where a payload overlays it.
+inline bool hasTimestamp(uint8_t kind) { return kind != static_cast<uint8_t>(Kind::CommMembers); }
 inline constexpr size_t kMembersOffset = 24;
 static_assert(kMembersOffset + kMembersPerRecord * sizeof(int32_t) <= offsetof(Record, kind));
 int32_t memberAt(const Record &r, int i);

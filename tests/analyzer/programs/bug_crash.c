@@ -1,5 +1,6 @@
 /* Bug: every rank dies between collectives, after a barrier that matched everywhere. `segv`: a
  * null pointer written; `assert`: a failed assert (SIGABRT). */
+#undef NDEBUG /* the failed assert is the bug, whatever the build type */
 #include <assert.h>
 #include <mpi.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 // that makes collective calls writes one trace file into DIR. The command is executed directly,
 // never through a shell; its exit status is returned.
 #include "commands.h"
-#include "reader.h"
+#include "format/reader.h"
 
 #include <algorithm>
 #include <cerrno>

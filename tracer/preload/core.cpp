@@ -1,9 +1,9 @@
 #include "core.h"
 
 #include "capture.h"
-#include "clock.h"
+#include "format/clock.h"
+#include "format/writer.h"
 #include "resolve.h"
-#include "writer.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -8,7 +8,7 @@
 #include "../objective/reference_comparison.h"
 #include "../parallel/thread_split.h"
 #include "../report/report.h"
-#include "clock.h"
+#include "format/clock.h"
 #include "progress.h"
 
 #include <CLI/CLI.hpp>

@@ -3,7 +3,7 @@
 #include "../commands.h"
 #include "../match/signature.h"
 #include "../model/communicator.h"
-#include "reader.h"
+#include "format/reader.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // a time, as the chunks are (match/chunk_reader.h), so that no page of the file is mapped.
 #pragma once
 
-#include "reader.h"
+#include "format/reader.h"
 
 #include <cstdint>
 

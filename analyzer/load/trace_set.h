@@ -3,7 +3,7 @@
 // kept as a problem naming the file and the reason; nothing here throws or aborts.
 #pragma once
 
-#include "reader.h"
+#include "format/reader.h"
 
 #include <atomic>
 #include <cstdint>

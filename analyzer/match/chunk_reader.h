@@ -4,8 +4,8 @@
 // the memory stays ranks x chunk.
 #pragma once
 
-#include "reader.h"
-#include "record.h"
+#include "format/reader.h"
+#include "format/record.h"
 
 #include <memory>
 #include <vector>

@@ -3,7 +3,7 @@
 // lookahead and the read chunk, not by the trace length.
 #pragma once
 
-#include "record.h"
+#include "format/record.h"
 
 #include <cstddef>
 #include <vector>

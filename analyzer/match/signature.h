@@ -3,7 +3,7 @@
 // rules (who sends and who receives how much) are written once here and in rules/pages/.
 #pragma once
 
-#include "record.h"
+#include "format/record.h"
 
 #include <cstdint>
 #include <cstring>

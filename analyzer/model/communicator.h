@@ -2,7 +2,7 @@
 // every member's file while the traces are read.
 #pragma once
 
-#include "record.h"
+#include "format/record.h"
 
 #include <cstdint>
 #include <string>

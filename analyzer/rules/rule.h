@@ -7,7 +7,7 @@
 #include "../load/trace_set.h"
 #include "../model/communicator.h"
 #include "../model/finding.h"
-#include "record.h"
+#include "format/record.h"
 
 #include <cstdint>
 #include <memory>

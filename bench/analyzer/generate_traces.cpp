@@ -17,8 +17,8 @@
 //                  never returns; no rank finalizes and no file is marked finished (as if the job
 //                  were killed).
 // Without the options the output is the same as before they existed (docs/performance.md).
-#include "record.h"
-#include "writer.h"
+#include "format/record.h"
+#include "format/writer.h"
 
 #include <algorithm>
 #include <atomic>

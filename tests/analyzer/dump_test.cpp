@@ -1,8 +1,8 @@
 // collcheck dump: files written by format::Writer print as a header object and JSON Lines; a file
 // that is truncated, bit-flipped, foreign or of another version is refused (exit 2) or named slot
 // by slot, never misread.
+#include "format/writer.h"
 #include "job_builder.h"
-#include "writer.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

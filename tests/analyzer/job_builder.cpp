@@ -1,6 +1,6 @@
 #include "job_builder.h"
 
-#include "writer.h"
+#include "format/writer.h"
 
 #include <filesystem>
 #include <stdexcept>

@@ -3,7 +3,7 @@
 // would leave.
 #pragma once
 
-#include "record.h"
+#include "format/record.h"
 #include "scratch.h"
 
 #include <cstdint>

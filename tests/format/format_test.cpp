@@ -1,8 +1,8 @@
 // The trace format on its own: what the writer publishes reads back exactly; what is torn, corrupt,
 // truncated or foreign is detected and named, never misread.
-#include "reader.h"
+#include "format/reader.h"
+#include "format/writer.h"
 #include "scratch.h"
-#include "writer.h"
 
 #include <gtest/gtest.h>
 

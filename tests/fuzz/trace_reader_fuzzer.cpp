@@ -1,6 +1,6 @@
 // libFuzzer target: one trace file's bytes through format::Reader and every slot accessor. The
 // reader must reject or classify any input without crashing, hanging or growing without bound.
-#include "reader.h"
+#include "format/reader.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -3,8 +3,8 @@
 // registered and released while others record, and file growth across chunks, with nothing lost,
 // duplicated or corrupted.
 #include "core.h"
-#include "reader.h"
-#include "writer.h"
+#include "format/reader.h"
+#include "format/writer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Test helpers: run a command under the tracer and load every trace file of a folder.
 #pragma once
 
-#include "reader.h"
-#include "record.h"
+#include "format/reader.h"
+#include "format/record.h"
 #include "scratch.h"
 
 #include <map>

@@ -1,6 +1,6 @@
 #include "hang_watch.h"
 
-#include "reader.h"
+#include "format/reader.h"
 
 #include <cerrno>
 #include <chrono>

@@ -3,8 +3,8 @@
 // that makes collective calls writes one trace file into DIR. The command is executed directly,
 // never through a shell; its exit status is returned.
 #include "commands.h"
+#include "format/reader.h"
 #include "hang_watch.h"
-#include "reader.h"
 
 #include <algorithm>
 #include <cerrno>

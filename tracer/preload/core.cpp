@@ -2,9 +2,9 @@
 #include "fatal_signal.h"
 
 #include "capture.h"
-#include "clock.h"
+#include "format/clock.h"
+#include "format/writer.h"
 #include "resolve.h"
-#include "writer.h"
 
 #include <cstdio>
 #include <cstdlib>

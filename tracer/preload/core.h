@@ -4,8 +4,8 @@
 // syscall; the slow paths (first call, new communicator, file growth) are marked.
 #pragma once
 
-#include "clock.h"
-#include "record.h"
+#include "format/clock.h"
+#include "format/record.h"
 
 #include <atomic>
 #include <cstdint>

@@ -5,7 +5,7 @@
 // that publishes the values: the application's stream never waits and no synchronization is made.
 #pragma once
 
-#include "record.h"
+#include "format/record.h"
 
 namespace collcheck::tracer {
 

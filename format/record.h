@@ -25,7 +25,7 @@ inline constexpr const char *kFileSuffix = ".cctrace";
 
 enum class Kind : uint8_t {
 #define X(name, text, category) name,
-#include "kinds.def"
+#include "format/kinds.def"
 #undef X
   Count
 };

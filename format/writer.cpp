@@ -1,6 +1,6 @@
-#include "writer.h"
+#include "format/writer.h"
 
-#include "clock.h"
+#include "format/clock.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -3,7 +3,7 @@
 // the file's length beyond the mapping itself.
 #pragma once
 
-#include "record.h"
+#include "format/record.h"
 
 #include <cstdint>
 #include <cstring>

@@ -5,7 +5,7 @@
 // here, never a SIGBUS in the application.
 #pragma once
 
-#include "record.h"
+#include "format/record.h"
 
 #include <atomic>
 #include <memory>

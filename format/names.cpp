@@ -1,4 +1,4 @@
-#include "record.h"
+#include "format/record.h"
 
 #include <array>
 #include <bit>
@@ -13,7 +13,7 @@ struct KindInfo {
 
 constexpr std::array<KindInfo, static_cast<size_t>(Kind::Count)> kKinds = {{
 #define X(name, text, category) {text, Category::category},
-#include "kinds.def"
+#include "format/kinds.def"
 #undef X
 }};
 

@@ -1,4 +1,4 @@
-#include "reader.h"
+#include "format/reader.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -7,7 +7,9 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <cassert>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -26,8 +28,9 @@ struct Shard {
 // Reports a corrupt input and ends the process.
 [[noreturn]] void fail(const char *what);
 
-// Ends the process when this rank has nothing to train on: its callers' later collectives are
-// not reached by that rank.
+// Ends the process when this rank has nothing to train on. A rank that ends its process ends the
+// job (the launcher stops the others): that is no rank skipping a collective while the others
+// wait, so its callers' later collectives are not findings.
 void exit_when_empty(long n_valid) {
   if (n_valid == 0)
     std::exit(0);
@@ -45,7 +48,8 @@ void skip_when_empty(long n_valid, double *grad) {
   grad[0] /= n_valid;
 }
 
-// Throws on an empty batch: the exception leaves its callers too, unless one catches it.
+// Throws on an empty batch: the exception leaves its callers too. Caught by a caller, the rank
+// goes on without the collectives it skipped; caught by nobody, it ends the process.
 void reject_empty(long n_valid) {
   if (n_valid <= 0)
     throw "empty batch";
@@ -54,8 +58,36 @@ void reject_empty(long n_valid) {
 // This rank's input pipeline: it runs out when this rank's shard does.
 class Loader {
 public:
+  explicit Loader(int rank);
   bool next(std::vector<float> &batch);
 };
+
+// The communicator of this rank's group, MPI_COMM_NULL on ranks in no group.
+MPI_Comm group_comm_for(int rank);
+
+// Fills `all` with every rank's count (an all-gather behind an interface).
+void gather_counts(std::vector<long> &all, MPI_Comm comm);
+
+// The batches of this rank's shard, and the tokens of its batch at `step`.
+std::vector<std::vector<float>> load_batches(int rank);
+long tokens_in_step(const int *tokens, int step, int rank);
+
+// This rank's valid items: the labels of its slice that are not padding. The slice depends on the
+// rank, so the data flow shows a count that differs from rank to rank (a parameter merely named
+// `n_valid` would be a guess, and a guess is no finding).
+long count_valid(const int *labels, int len, int rank) {
+  long n = 0;
+  for (int i = rank * len; i < (rank + 1) * len; ++i)
+    if (labels[i] != -100)
+      ++n;
+  return n;
+}
+
+int rank_of(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
 
 } // namespace
 
@@ -66,24 +98,28 @@ void tp_rank_zero_only(double *grad, int len, MPI_Comm comm) {
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
-void tp_local_count_condition(double loss_sum, long n_valid, MPI_Comm comm) {
+void tp_local_count_condition(double loss_sum, const int *labels, int len, MPI_Comm comm) {
+  long n_valid = count_valid(labels, len, rank_of(comm));
   double total = 0.0;
   if (n_valid > 0)
     MPI_Allreduce(&loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
-void tp_continue_before_the_collective(const std::vector<int> &valid_per_step, int num_steps,
-                                       float *grad, int len, MPI_Comm comm) {
+void tp_continue_before_the_collective(const int *labels, int num_steps, float *grad, int len,
+                                       MPI_Comm comm) {
   for (int step = 0; step < num_steps; ++step) {
-    int n_valid = valid_per_step[step];
+    long n_valid = count_valid(labels + step * len, len, rank_of(comm));
     if (n_valid == 0)
       continue;
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
   }
 }
 
-void tp_return_before_the_collective(float *grad, int len, int count, ncclComm_t comm,
+void tp_return_before_the_collective(float *grad, const int *labels, int len, ncclComm_t comm,
                                      cudaStream_t stream) {
+  int rank = 0;
+  ncclCommUserRank(comm, &rank);
+  long count = count_valid(labels, len, rank);
   if (count == 0)
     return;
   ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
@@ -93,14 +129,17 @@ void tp_break_leaves_the_loop_early(const int *tokens, int steps, float *grad, i
                                     MPI_Comm comm) {
   for (int step = 0; step < steps; ++step) {
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
-    int n_tokens = tokens[step];
+    long n_tokens = tokens_in_step(tokens, step, rank_of(comm));
     if (n_tokens == 0)
       break;
   }
 }
 
-void tp_loop_bounded_by_local_batches(const Shard &shard, float *grad, int len, MPI_Comm comm) {
-  for (size_t b = 0; b < shard.batches.size(); ++b)
+void tp_loop_bounded_by_local_batches(float *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::vector<std::vector<float>> batches = load_batches(rank);
+  for (size_t b = 0; b < batches.size(); ++b)
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
@@ -136,7 +175,8 @@ void tp_switch_on_the_rank(float *buf, int len, MPI_Comm comm) {
   }
 }
 
-void tp_count_reduction_on_active_ranks_only(long n_valid, MPI_Comm comm) {
+void tp_count_reduction_on_active_ranks_only(const int *labels, int len, MPI_Comm comm) {
+  long n_valid = count_valid(labels, len, rank_of(comm));
   bool has_data = n_valid > 0;
   long N = 0;
   if (has_data)
@@ -162,17 +202,18 @@ void tp_branches_in_a_different_order(float *a, float *b, int len, MPI_Comm comm
   }
 }
 
-void tp_loop_until_this_ranks_loader_runs_out(Loader &loader, float *grad, int len,
-                                               MPI_Comm comm) {
+void tp_loop_until_this_ranks_loader_runs_out(float *grad, int len, MPI_Comm comm) {
+  Loader loader(rank_of(comm));
   std::vector<float> batch;
   while (loader.next(batch))
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
-void tp_barrier_after_a_throw(long n_valid, MPI_Comm comm) {
+// Nothing catches the exception: the throwing rank ends the process (std::terminate).
+void tn_barrier_after_an_uncaught_throw(long n_valid, MPI_Comm comm) {
   if (n_valid < 0)
     throw "corrupt batch";
-  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Barrier(comm);
 }
 
 void tp_early_stop_on_a_reduced_loss_only_the_root_holds(float *grad, int len, MPI_Comm comm) {
@@ -185,13 +226,27 @@ void tp_early_stop_on_a_reduced_loss_only_the_root_holds(float *grad, int len, M
   }
 }
 
-void tp_throw_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
-                                                    MPI_Comm comm) {
+void tn_uncaught_throw_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
+                                                             MPI_Comm comm) {
   reject_empty(n_valid);
-  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
 }
 
-void tp_collective_after_a_throw_in_the_same_try_block(long n_valid, MPI_Comm comm) {
+// The caller catches what the helper throws on rank 0: that rank skips the barrier of the try
+// block and goes on.
+void tp_throw_inside_a_helper_caught_around_the_collective(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  try {
+    reject_empty(rank);
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  } catch (const char *) {
+  }
+}
+
+void tp_collective_after_a_throw_in_the_same_try_block(const int *labels, int len,
+                                                        MPI_Comm comm) {
+  long n_valid = count_valid(labels, len, rank_of(comm));
   try {
     if (n_valid < 0)
       throw "corrupt batch";
@@ -200,50 +255,118 @@ void tp_collective_after_a_throw_in_the_same_try_block(long n_valid, MPI_Comm co
   }
 }
 
-void tp_exit_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {
+// Paths that end the process (exit, abort, a [[noreturn]] function, a helper that exits) end the
+// job: the ranks left behind are killed, not kept waiting at the next collective.
+void tn_exit_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {
   if (n_valid == 0)
     std::exit(0);
-  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
 }
 
-void tp_abort_on_one_rank_before_the_barrier(MPI_Comm comm) {
+void tn_abort_on_one_rank_before_the_barrier(MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) {
     std::fprintf(stderr, "rank 0 gives up\n");
     std::abort();
   }
-  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Barrier(comm);
 }
 
-void tp_noreturn_helper_before_the_collective(long n_valid, float *grad, int len,
+void tn_noreturn_helper_before_the_collective(long n_valid, float *grad, int len,
                                               ncclComm_t comm, cudaStream_t stream) {
   if (n_valid < 0)
     fail("negative batch size");
-  ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
+  ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream);
 }
 
-void tp_exit_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
+void tn_exit_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
                                                    MPI_Comm comm) {
   exit_when_empty(n_valid);
-  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
 }
 
-void tp_exit_two_calls_down_before_the_barrier(long n_valid, MPI_Comm comm) {
+void tn_exit_two_calls_down_before_the_barrier(long n_valid, MPI_Comm comm) {
   validate_batch(n_valid);
-  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Barrier(comm);
 }
 
-void tp_exit_inside_a_helper_in_a_loop(long n_valid, int steps, double *grad, int len,
+void tn_exit_inside_a_helper_in_a_loop(long n_valid, int steps, double *grad, int len,
                                        MPI_Comm comm) {
   for (int step = 0; step < steps; ++step) {
-    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
     exit_when_empty(n_valid);
   }
 }
 
-void tp_range_for_over_this_ranks_batches(const std::vector<std::vector<float>> &batches,
-                                          std::vector<float> &grads, MPI_Comm comm) {
+// A CUDA-style error check: the failing rank prints and exits. The status depends on how much
+// this rank copies, but the path it guards ends the process.
+void check_status(int status) {
+  if (status != 0) {
+    std::fprintf(stderr, "error %d\n", status);
+    std::exit(1);
+  }
+}
+
+// Copies this rank's shard; the status says whether it could.
+int load_shard(double *dst, int len, int rank);
+
+// Always ends the process, though not declared [[noreturn]].
+void die(const char *what) {
+  std::fprintf(stderr, "%s\n", what);
+  std::abort();
+}
+
+void tn_error_check_helper_before_the_collective(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  check_status(load_shard(grad, len, rank)); // fails on some ranks only, and then exits
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_helper_that_always_ends_before_the_collective(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0 && grad == nullptr)
+    die("no gradients on the root");
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_failed_assert_before_the_collective(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    assert(grad != nullptr && "the root holds the gradients");
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_terminate_and_quick_exit_before_the_collective(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 1 && len < 0)
+    std::terminate();
+  if (rank == 2 && len < 0)
+    std::quick_exit(3);
+  if (rank == 3 && len < 0)
+    std::_Exit(4);
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+// A rank-dependent return is still a skip, even beside a path that exits.
+void tp_return_beside_an_exit(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0 && len < 0)
+    std::exit(1);
+  if (rank == 1)
+    return;
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void tp_range_for_over_this_ranks_batches(std::vector<float> &grads, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::vector<std::vector<float>> batches = load_batches(rank);
   for (const auto &batch : batches) {
     grads.assign(batch.begin(), batch.end());
     MPI_Allreduce(MPI_IN_PLACE, grads.data(), (int)grads.size(), MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
@@ -264,7 +387,8 @@ void tp_short_circuit_on_the_rank(MPI_Comm comm) {
   (void)synced;
 }
 
-void tp_short_circuit_on_a_local_count(long n_valid, MPI_Comm comm) {
+void tp_short_circuit_on_a_local_count(const int *labels, int len, MPI_Comm comm) {
+  long n_valid = count_valid(labels, len, rank_of(comm));
   bool reduced = n_valid > 0 && MPI_Allreduce(MPI_IN_PLACE, &n_valid, 1, MPI_LONG, MPI_SUM, comm) == MPI_SUCCESS; // expect: collective-not-reached-by-all-ranks
   (void)reduced;
 }
@@ -537,4 +661,84 @@ double tp_scattered_counts_divide_a_local_sum(double loss_sum, const int *counts
   int size = 1;
   MPI_Comm_size(comm, &size);
   return total / size;
+}
+
+// Names alone are guesses, and a guess is no finding: a size parameter named `count` is the same
+// on every rank in a benchmark that runs one message size everywhere.
+void tn_size_parameter_named_count(float *buf, size_t count, ncclComm_t comm, cudaStream_t s) {
+  if (count == 0)
+    return;
+  ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, s);
+}
+
+// Every rank compares every gathered count with its own: the flag is true everywhere or nowhere.
+void tn_agreement_on_gathered_counts(std::vector<long> &mine_and_all, int ranks, MPI_Comm comm) {
+  long local_count = mine_and_all[0];
+  gather_counts(mine_and_all, comm);
+  bool agree = true;
+  for (int r = 0; r < ranks; ++r) {
+    long peer_count = mine_and_all[r];
+    if (peer_count != local_count)
+      agree = false;
+  }
+  if (agree)
+    MPI_Barrier(comm);
+}
+
+// A membership guard: the ranks the test keeps out are no members of `group`, and a collective on
+// `group` involves its members only.
+void tn_membership_guard_before_a_collective_on_that_communicator(double *x, MPI_Comm world) {
+  MPI_Comm group = group_comm_for(rank_of(world));
+  if (group == MPI_COMM_NULL)
+    return;
+  MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, group);
+}
+
+void tn_membership_guard_around_a_collective_on_that_communicator(double *x, MPI_Comm world) {
+  MPI_Comm group = group_comm_for(rank_of(world));
+  if (group != MPI_COMM_NULL)
+    MPI_Bcast(x, 1, MPI_DOUBLE, 0, group);
+}
+
+// The ranks outside `group` still skip what the whole job issues after the guard.
+void tp_membership_guard_before_a_collective_on_another_communicator(double *x, MPI_Comm world) {
+  MPI_Comm group = group_comm_for(rank_of(world));
+  if (group == MPI_COMM_NULL)
+    return;
+  MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, world); // expect: collective-not-reached-by-all-ranks
+}
+
+// Branches that together issue the same collective on every rank: the root sends its buffer, the
+// others receive into theirs.
+void tn_branches_that_together_issue_the_broadcast(double *mine, double *staging, int len,
+                                                    MPI_Comm comm) {
+  if (rank_of(comm) == 0)
+    MPI_Bcast(mine, len, MPI_DOUBLE, 0, comm);
+  else
+    MPI_Bcast(staging, len, MPI_DOUBLE, 0, comm);
+}
+
+// The node leaders talk on the communicator split by the local rank (filled by another function):
+// every member of `cross` has the same local rank, so the condition is uniform over its members.
+struct Topology {
+  MPI_Comm world, node, cross;
+  int local_rank;
+};
+
+void build_topology(Topology &t) {
+  MPI_Comm_split_type(t.world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &t.node);
+  MPI_Comm_rank(t.node, &t.local_rank);
+  int rank = 0;
+  MPI_Comm_rank(t.world, &rank);
+  MPI_Comm_split(t.world, t.local_rank, rank, &t.cross);
+}
+
+void tn_leaders_on_the_communicator_split_by_local_rank(Topology &t, double *x) {
+  if (t.local_rank == 0)
+    MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, t.cross);
+}
+
+void tp_leaders_only_on_the_node_communicator(Topology &t, double *x) {
+  if (t.local_rank == 0)
+    MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, t.node); // expect: collective-not-reached-by-all-ranks
 }

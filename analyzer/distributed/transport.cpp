@@ -294,8 +294,10 @@ std::vector<std::string> pluginCandidates(std::string &problem) {
     problem = "cannot find the running executable (/proc/self/exe: " + ec.message() + ")";
     return {};
   }
+  // The build tree (build/lib), an installed prefix (lib/collcheck), or beside the executable.
   std::filesystem::path dir = exe.parent_path();
   return {(dir / ".." / "lib" / kPluginName).lexically_normal().string(),
+          (dir / ".." / "lib" / "collcheck" / kPluginName).lexically_normal().string(),
           (dir / kPluginName).string()};
 }
 

@@ -72,7 +72,7 @@ if [[ " $jobs " == *" consumer "* ]]; then
   [[ $(pkg-config --modversion collcheck) == "$version" ]] || fail "pkg-config --modversion"
   printf '#include <collcheck/annotate.h>\nint main(void) { collcheck_annotate_window(0); return 0; }\n' >pc.c
   # shellcheck disable=SC2046 # the flags are words
-  cc $(pkg-config --cflags collcheck) pc.c -o pc && ./pc || fail "a program built with pkg-config's flags"
+  { cc $(pkg-config --cflags collcheck) pc.c -o pc && ./pc; } || fail "a program built with pkg-config's flags"
 
   # The job averages local means: uncompensated-mean, from the annotations in the trace.
   expect_status 0 run-wrong.log "$bin/collcheck" run -o traces-wrong -- "${mpirun[@]}" -np 2 \

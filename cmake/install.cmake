@@ -107,8 +107,7 @@ endif()
 configure_package_config_file(
   ${CMAKE_CURRENT_LIST_DIR}/collcheckConfig.cmake.in ${CMAKE_BINARY_DIR}/collcheckConfig.cmake
   INSTALL_DESTINATION ${COLLCHECK_INSTALL_CMAKE_DIR}
-  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR COLLCHECK_INSTALL_PRIVATE_DIR
-            COLLCHECK_INSTALL_DATA_DIR CMAKE_INSTALL_DOCDIR)
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR COLLCHECK_INSTALL_DATA_DIR CMAKE_INSTALL_DOCDIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/collcheckConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/collcheckConfig.cmake
@@ -117,6 +116,7 @@ install(FILES ${CMAKE_BINARY_DIR}/collcheckConfig.cmake
 
 # pkg-config, for the annotations: relative to the .pc file, so the prefix can move.
 file(RELATIVE_PATH COLLCHECK_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_DATADIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" COLLCHECK_PC_TO_PREFIX ${COLLCHECK_PC_TO_PREFIX})
 configure_file(${CMAKE_CURRENT_LIST_DIR}/collcheck.pc.in ${CMAKE_BINARY_DIR}/collcheck.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/collcheck.pc DESTINATION ${CMAKE_INSTALL_DATADIR}/pkgconfig)
 

@@ -6,14 +6,14 @@ set(CPACK_PACKAGE_VENDOR collcheck)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "checks the collectives of distributed training jobs: tracer, analyzer, lint")
+# The long description (CPack puts the summary above it as the synopsis line).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
- collcheck records every MPI and NCCL collective call of an unmodified job through an LD_PRELOAD
- tracer (collcheck run), checks the traces after the run for missing ranks, reorders, mismatched
- counts, datatypes, operations and roots, hangs and wrongly weighted gradient reductions
- (collcheck analyze), and checks the source code for the same mistakes (collcheck-lint, also a
- clang-tidy plugin). Includes the header-only annotations (collcheck/annotate.h), a CMake package
- and a pkg-config file.")
+    "collcheck records every MPI and NCCL collective call of an unmodified job through an
+LD_PRELOAD tracer (collcheck run), checks the traces after the run for missing ranks, reorders,
+mismatched counts, datatypes, operations and roots, hangs and wrongly weighted gradient
+reductions (collcheck analyze), and checks the source code for the same mistakes
+(collcheck-lint, also a clang-tidy plugin). Includes the header-only annotations
+(collcheck/annotate.h), a CMake package and a pkg-config file.")
 set(COLLCHECK_PACKAGE_CONTACT "collcheck maintainers <maintainers@collcheck.invalid>"
     CACHE STRING "Maintainer field of the Debian package")
 set(CPACK_PACKAGE_CONTACT ${COLLCHECK_PACKAGE_CONTACT})

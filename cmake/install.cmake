@@ -1,7 +1,7 @@
 # Install rules and the CMake package: `cmake --install build --prefix DIR` gives a prefix that works
 # alone (docs in README.md, *Install*):
 #   bin/                      collcheck, collcheck-lint, collcheck-example-trainer
-#   lib/collcheck/            the preload library, the analyzer's MPI plugin, the clang-tidy plugin
+#   lib/collcheck/            the preload library, the clang-tidy plugin
 #   include/collcheck/        annotate.h
 #   <libdir>/cmake/collcheck/ find_package(collcheck)
 #   share/pkgconfig/          collcheck.pc (the annotations)
@@ -13,8 +13,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# Not CMAKE_INSTALL_LIBDIR: `collcheck run` and the analyzer look exactly in ../lib/collcheck beside
-# their bin/, whatever the platform's library directory is called. These are loaded with
+# Not CMAKE_INSTALL_LIBDIR: `collcheck run` looks exactly in ../lib/collcheck beside its bin/,
+# whatever the platform's library directory is called. These are loaded with
 # LD_PRELOAD or dlopen, never linked, so they stay off the linker's path.
 set(COLLCHECK_INSTALL_PRIVATE_DIR lib/collcheck)
 set(COLLCHECK_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/collcheck)
@@ -32,8 +32,7 @@ install(TARGETS collcheck_annotate EXPORT collcheckTargets)
 install(DIRECTORY ${COLLCHECK_ANNOTATE_INCLUDE}/collcheck DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
 
-# The tools and libraries, each only where this configuration builds it (no MPI: no MPI plugin;
-# no Clang 19: no lint). Imported in find_package(collcheck) as collcheck::<export name>.
+# The tools and libraries, each only where this configuration builds it (no Clang 19: no lint). Imported in find_package(collcheck) as collcheck::<export name>.
 set(collcheck_exported "")
 foreach(entry collcheck:collcheck collcheck-lint:lint collcheck_preload:preload
               collcheck-tidy:tidy-plugin)
@@ -48,9 +47,6 @@ foreach(entry collcheck:collcheck collcheck-lint:lint collcheck_preload:preload
     list(APPEND collcheck_exported ${name})
   endif()
 endforeach()
-if(TARGET collcheck_mpi)
-  install(TARGETS collcheck_mpi LIBRARY DESTINATION ${COLLCHECK_INSTALL_PRIVATE_DIR})
-endif()
 
 # The example trainer, the demo job (examples/README.md). A test build links its NCCL backend to
 # the NCCL test double (tests/nccl_double), which is never installed, so the installed trainer is

@@ -24,7 +24,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Used without being linked: the lint hands Clang 19's builtin headers (stddef.h, ...) to every
-# parse; `collcheck run -- mpirun ...` and the split analysis want a launcher; the clang-tidy
+# parse; `collcheck run -- mpirun ...` wants a launcher; the clang-tidy
 # plugin is loaded by clang-tidy 19; the Python annotations are a wheel of their own.
 set(collcheck_depends "")
 if(TARGET collcheck-lint)

@@ -24,7 +24,7 @@ echo "Depends: $depends"
 # nothing of the test tree (the NCCL test double, test programs).
 dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./|/|' >contents.txt
 expected=(/usr/bin/collcheck /usr/bin/collcheck-example-trainer
-  /usr/lib/collcheck/libcollcheck_preload.so /usr/lib/collcheck/libcollcheck_mpi.so
+  /usr/lib/collcheck/libcollcheck_preload.so
   /usr/include/collcheck/annotate.h /usr/share/pkgconfig/collcheck.pc
   /usr/share/doc/collcheck/README.md /usr/share/doc/collcheck/rules/uncompensated-mean.md)
 [[ $lint == OFF ]] || expected+=(/usr/bin/collcheck-lint

@@ -2,7 +2,7 @@
 # the collcheck installed at $PREFIX and nothing else of collcheck. Environment: PREFIX, VERSION,
 # LINT and TIDY (ON or OFF: installed or not), JOBS (what to run); arguments: the mpirun command.
 #   consumer: ./consumer (a copy of tests/install/consumer) built with find_package(collcheck) and
-#             pkg-config, traced, analyzed (also as an MPI job), linted, checked by clang-tidy
+#             pkg-config, traced, analyzed, linted, checked by clang-tidy
 #   example:  the installed example trainer traced and analyzed (examples/README.md)
 set -euo pipefail
 prefix=$PREFIX version=$VERSION lint=$LINT tidy=$TIDY jobs=$JOBS
@@ -81,9 +81,6 @@ if [[ " $jobs " == *" consumer "* ]]; then
   trace_version traces-wrong
   expect_status 1 analyze-wrong.log "$bin/collcheck" analyze traces-wrong
   contains analyze-wrong.log "uncompensated-mean"
-  # The split analysis loads the MPI plugin from lib/collcheck beside bin/.
-  expect_status 1 analyze-split.log "${mpirun[@]}" -np 2 "$bin/collcheck" analyze traces-wrong
-  contains analyze-split.log "uncompensated-mean"
   # Compensated, the same job is the global item mean, and nothing is reported.
   expect_status 0 run-right.log "$bin/collcheck" run -o traces-right -- "${mpirun[@]}" -np 2 \
     consumer-build/weighted_mean --compensate

@@ -13,7 +13,7 @@ mv "$work/staged" "$work/prefix" # an installation moved elsewhere still works
 prefix=$work/prefix
 
 expected=(bin/collcheck bin/collcheck-example-trainer lib/collcheck/libcollcheck_preload.so
-  lib/collcheck/libcollcheck_mpi.so include/collcheck/annotate.h
+  include/collcheck/annotate.h
   share/pkgconfig/collcheck.pc
   share/doc/collcheck/README.md share/doc/collcheck/analyzer.md
   share/doc/collcheck/examples/README.md share/doc/collcheck/rules/uncompensated-mean.md)

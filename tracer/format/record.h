@@ -37,12 +37,12 @@ Category kindCategory(Kind kind);
 inline bool isSequenced(Kind kind) { return kindCategory(kind) != Category::Meta; }
 inline bool isKnownKind(uint8_t raw) { return raw < static_cast<uint8_t>(Kind::Count); }
 // By a record's raw kind, for the readers' inner loops: the collectives are the kinds before Send
-// and those appended after the meta kinds (kinds.def); the calls, which take a sequence number on
-// their communicator, are those and Send and Recv.
+// and the neighborhood ones appended after the meta kinds (kinds.def); the calls, which take a
+// sequence number on their communicator, are those and Send and Recv.
 inline bool isCollectiveKind(uint8_t raw) {
   return raw < static_cast<uint8_t>(Kind::Send) ||
          (raw >= static_cast<uint8_t>(Kind::NeighborAllGather) &&
-          raw < static_cast<uint8_t>(Kind::Count));
+          raw <= static_cast<uint8_t>(Kind::NeighborAllToAllw));
 }
 inline bool isCallKind(uint8_t raw) {
   return raw <= static_cast<uint8_t>(Kind::Recv) || isCollectiveKind(raw);

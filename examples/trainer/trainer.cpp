@@ -51,12 +51,17 @@ int main(int argc, char **argv) {
   }
   try {
     Watchdog watchdog(options.watchdogSeconds, rank);
-#ifndef COLLCHECK_EXAMPLE_NCCL
-    if (options.backend == Backend::nccl)
-      throw std::runtime_error("built without nccl.h: only --backend mpi is available");
-#endif
+#ifdef COLLCHECK_EXAMPLE_NCCL
     std::unique_ptr<Collectives> collectives =
         options.backend == Backend::mpi ? makeMpiCollectives() : makeNcclCollectives();
+#else
+    // Built without the NCCL backend (no nccl.h or no libnccl): nccl_collectives.cpp is not linked.
+    if (options.backend == Backend::nccl)
+      throw std::runtime_error(
+          "built without the NCCL backend (no nccl.h or no libnccl): only --backend mpi "
+          "is available");
+    std::unique_ptr<Collectives> collectives = makeMpiCollectives();
+#endif
     trainDistributed(options, *collectives, watchdog, rank == 0 || options.allRanksPrint);
   } catch (const std::exception &error) {
     std::fprintf(stderr, "collcheck-example-trainer: rank %d: %s\n", rank, error.what());

@@ -268,6 +268,43 @@ TEST(MpiDatatypes, EveryNamedTypeKeepsItsMappingWhenCached) {
   }
 }
 
+TEST(MpiHandleCaches, AFreedAndReusedHandleIsNotTakenForTheOldObject) {
+  // programs/mpi_handle_reuse.c: round r broadcasts twice with a contiguous type of r + 2 ints and
+  // all-reduces twice with an operation of its own, then once with MPI_SUM, and frees both. The
+  // second call of each pair is mapped from the tracer's caches; a round whose type or operation
+  // got the freed one's handle back must still be recorded with its own facts.
+  std::string dir = freshDir("mpi_handle_reuse");
+  std::string out = dir + ".out";
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_handle_reuse >" + out, dir), 0);
+  std::ifstream printed(out);
+  std::string line;
+  std::getline(printed, line);
+  int typesReused = -1, opsReused = -1;
+  ASSERT_EQ(std::sscanf(line.c_str(), "handles reused: types %d ops %d", &typesReused, &opsReused),
+            2)
+      << line;
+  EXPECT_GE(typesReused, 1) << "no type got a freed one's handle: the test proves nothing";
+  EXPECT_GE(opsReused, 1) << "no operation got a freed one's handle: the test proves nothing";
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const ProcessTrace &t : traces) {
+    std::vector<format::Record> broadcasts = ofKind(t, Kind::Broadcast);
+    ASSERT_EQ(broadcasts.size(), 8u) << t.path;
+    for (size_t i = 0; i < broadcasts.size(); ++i) {
+      const format::Record &b = broadcasts[i];
+      EXPECT_EQ(static_cast<DataType>(b.dataType), DataType::Derived) << t.path << ": call " << i;
+      EXPECT_TRUE(b.flags & format::kFlagDerivedSize) << t.path << ": call " << i;
+      EXPECT_EQ(b.aux, (i / 2 + 2) * sizeof(int)) << t.path << ": call " << i;
+    }
+    std::vector<format::Record> reductions = ofKind(t, Kind::AllReduce);
+    ASSERT_EQ(reductions.size(), 12u) << t.path;
+    for (size_t i = 0; i < reductions.size(); ++i)
+      EXPECT_EQ(static_cast<format::ReduceOp>(reductions[i].op),
+                i % 3 == 2 ? format::ReduceOp::Sum : format::ReduceOp::User)
+          << t.path << ": call " << i;
+  }
+}
+
 TEST(MpiUnwrappedCommunicators, EveryMemberGivesTheSameIdWhateverOrderItFirstUsesThemIn) {
   // programs/mpi_cart.c: a 2 x 2 grid, its rows and columns made by functions the tracer does not
   // wrap, first used in different orders on different ranks.

@@ -122,6 +122,18 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     j["count"] = r.count;
     j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
     break;
+  case Kind::CapturedValues: {
+    format::CapturedValue values[2 * format::kPackedMaxElements];
+    int n = format::capturedValues(r, values);
+    ordered_json inputs = ordered_json::array(), outputs = ordered_json::array();
+    for (int k = 0; k < n; ++k)
+      (values[k].output ? outputs : inputs).push_back(values[k].value);
+    j["seq"] = r.seq();
+    j["inputs"] = inputs;
+    j["outputs"] = outputs;
+    j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
+    break;
+  }
   default:
     if (format::isSequenced(kind)) {
       j["seq"] = r.seq();

@@ -54,7 +54,111 @@ bool readElement(const void *buffer, uint64_t index, DataType type, double &valu
 
 bool integral(DataType type) { return type != DataType::Float32 && type != DataType::Float64; }
 
+// The inputs of the call this thread is in (CallScope: one recorded call at a time per thread).
+COLLCHECK_TLS const Record *heldCall = nullptr;
+COLLCHECK_TLS double heldInputs[format::kPackedMaxElements];
+
+// A value in a narrow (4-byte) slot, where it fits exactly (record.h, CapturedValues).
+bool narrowBits(DataType type, double v, uint32_t &bits) {
+  if (type == DataType::Float32) {
+    float f = static_cast<float>(v);
+    std::memcpy(&bits, &f, sizeof bits);
+    return true;
+  }
+  if (type == DataType::Uint32) {
+    bits = static_cast<uint32_t>(v);
+    return true;
+  }
+  if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != static_cast<double>(int64_t(v)))
+    return false;
+  int32_t k = static_cast<int32_t>(v);
+  std::memcpy(&bits, &k, sizeof bits);
+  return true;
+}
+
+// One CapturedValues record of `n` elements: `inputs` and/or `outputs` (null: absent).
+bool packValues(const Record &call, int n, const double *inputs, const double *outputs,
+                bool narrow) {
+  auto type = static_cast<DataType>(call.dataType);
+  Record rec{};
+  rec.commId = call.commId;
+  rec.commRank = call.commRank;
+  rec.seqThread = call.seqThread;
+  rec.kind = static_cast<uint8_t>(Kind::CapturedValues);
+  rec.dataType = call.dataType;
+  rec.op = static_cast<uint8_t>(n | (inputs ? format::kPackedInputs : 0) |
+                                (outputs ? format::kPackedOutputs : 0) |
+                                (narrow ? format::kPackedNarrow : 0));
+  rec.flags = static_cast<uint8_t>((integral(type) ? format::kFlagIntegral : 0) |
+                                   (call.flags & format::kFlagNccl));
+  int slot = 0;
+  for (const double *side : {inputs, outputs}) {
+    if (!side)
+      continue;
+    for (int i = 0; i < n; ++i, ++slot) {
+      char *at = reinterpret_cast<char *>(&rec) + format::packedSlotOffset(slot, narrow);
+      if (!narrow) {
+        std::memcpy(at, &side[i], sizeof(double));
+        continue;
+      }
+      uint32_t bits;
+      if (!narrowBits(type, side[i], bits))
+        return false;
+      std::memcpy(at, &bits, sizeof bits);
+    }
+  }
+  Record *slotInFile = reserveSlot();
+  if (!slotInFile)
+    return true;
+  commit(*slotInFile, rec);
+  endRecord(slotInFile, false);
+  return true;
+}
+
 } // namespace
+
+bool holdInputs(const Record &call, const void *input) {
+  if (detail::resultLimit > 0 || !isCountReduction(call) ||
+      call.count > format::kPackedMaxElements || !input || memoryKind(input) != MemoryKind::Host)
+      [[unlikely]]
+    return false;
+  auto type = static_cast<DataType>(call.dataType);
+  for (uint64_t i = 0; i < call.count; ++i)
+    if (!readElement(input, i, type, heldInputs[i]))
+      return false;
+  heldCall = &call;
+  return true;
+}
+
+void publishHeld(const Record &call, const void *output) {
+  heldCall = nullptr;
+  int n = static_cast<int>(call.count);
+  double outputs[format::kPackedMaxElements];
+  auto type = static_cast<DataType>(call.dataType);
+  bool haveOutputs = output != nullptr;
+  for (int i = 0; haveOutputs && i < n; ++i)
+    haveOutputs = readElement(output, static_cast<uint64_t>(i), type, outputs[i]);
+  const double *out = haveOutputs ? outputs : nullptr;
+  int values = n * (haveOutputs ? 2 : 1);
+  // Narrow slots first (eight of them), wide where the values fit four; else inputs and outputs
+  // in a record each (wide: at most four values).
+  if (packValues(call, n, heldInputs, out, true))
+    return;
+  if (values <= 4 && packValues(call, n, heldInputs, out, false))
+    return;
+  packValues(call, n, heldInputs, nullptr, false);
+  if (out)
+    packValues(call, n, nullptr, out, false);
+}
+
+void finishCapture(const Record &call, const void *output, bool failed) {
+  if (heldCall == &call) {
+    publishHeld(call, failed ? nullptr : output);
+    return;
+  }
+  if (!failed)
+    captureValues(call, output, true, kNoStream);
+}
 
 void configureCapture() {
   if (const char *off = getenv("COLLCHECK_CAPTURE"); off && std::strcmp(off, "0") == 0) {

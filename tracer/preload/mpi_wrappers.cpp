@@ -210,9 +210,13 @@ namespace format = collcheck::format;
     commit(*started.record, rec);                                                                  \
     /* A persistent initialization carries no values: its buffers are read when it starts. */      \
     if (!((extraFlags)&format::kFlagPersistent) && capturesValues(rec)) [[unlikely]] {             \
-      captureValues(rec, captureInput, false, kNoStream);                                          \
-      /* A nonblocking call's output is not ready when it returns. */                              \
-      if (!((extraFlags)&format::kFlagNonBlocking))                                                \
+      /* A nonblocking call's output is not ready when it returns: its inputs alone. */            \
+      bool blocking = !((extraFlags)&format::kFlagNonBlocking);                                    \
+      if (!holdInputs(*started.record, captureInput))                                              \
+        captureValues(rec, captureInput, false, kNoStream);                                        \
+      else if (!blocking)                                                                          \
+        publishHeld(*started.record, nullptr);                                                     \
+      if (blocking)                                                                                \
         started.captureOutput = captureOutput;                                                     \
     }                                                                                              \
     return started;                                                                                \

@@ -153,7 +153,8 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
   j["group"] = r.group;
   j["flags"] = flagsJson(r.flags, analyzer::onIntercomm(r), format::isCallKind(r.kind));
   // Without measured durations (kHeaderDurations) a returned call reads as 0 ns.
-  j["duration_ns"] = format::returned(r)
+  // A captured_values record's duration holds its output (record.h), not a time.
+  j["duration_ns"] = format::returned(r) && kind != Kind::CapturedValues
                          ? ordered_json(static_cast<int64_t>(format::durationNanos(h, r)))
                          : ordered_json(nullptr);
   j["failed"] = format::failed(r);

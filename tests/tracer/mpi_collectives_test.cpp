@@ -141,7 +141,8 @@ TEST_F(MpiCollectives, CountReductionValuesAreCapturedInOneRecordBesideTheCall) 
 
 TEST(MpiCountValues, EachFormOfValueKeepsItsValuesInAtMostTwoRecords) {
   // programs/mpi_count_values.c on two ranks: rank r contributes r + 1 (r + 1.5, r + 0.25 where
-  // fractional). Per call: the records beside the call's own, and what they decode to.
+  // fractional). Per call: the records beside the call's own, and what they decode to. A one-
+  // element count takes one (its output in the inputs' record); any other, two.
   std::string dir = freshDir("mpi_count_values");
   ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_count_values", dir), 0);
   std::vector<ProcessTrace> traces = loadTraces(dir);
@@ -175,8 +176,8 @@ TEST(MpiCountValues, EachFormOfValueKeepsItsValuesInAtMostTwoRecords) {
     };
     double x = r;
     expectValues(0, 1, {x + 1}, {3});
-    expectValues(1, 1, {x + 0.25, 1, 2, 3}, {1.5, 2, 4, 6});
-    expectValues(2, 1, {x + 1.5, 0.5}, {4, 1});
+    expectValues(1, 2, {x + 0.25, 1, 2, 3}, {1.5, 2, 4, 6});
+    expectValues(2, 2, {x + 1.5, 0.5}, {4, 1});
     expectValues(3, 2, {x + 1.5, 0.5, 1e12}, {4, 1, 2e12});
     expectValues(4, 2, {x + 1, double(1L << 40), 0, -7}, {3, double(1L << 41), 0, -14});
     expectValues(5, 1, {x + 1}, {}); // nonblocking: its result is not ready when it returns

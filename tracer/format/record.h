@@ -229,17 +229,23 @@ static_assert(kMembersOffset + kMembersPerRecord * sizeof(int32_t) <= offsetof(R
 int32_t memberAt(const Record &r, int i);
 void setMemberAt(Record &r, int i, int32_t worldRank);
 
-// Payload of a CapturedValues record (version 2): a count reduction's values, inputs and outputs,
-// in one record instead of one ValueCapture record per value. commId, seq, thread, commRank and
-// dataType are the call's; the payload overlays bytes 24..47 and 52..59 (timestamp, count, aux and
-// window), so it has none of those. `op` says what it holds: bits 0..2 the element count (1..4),
-// bit 3 inputs present, bit 4 outputs present, bit 5 narrow slots. Slots hold the inputs, then
-// the outputs: wide slots (4) a double each; narrow slots (8) 4 bytes each: a float for float32,
-// a uint32 for uint32, else an int32 (an integer value of any type that fits one).
+// Payload of a CapturedValues record (version 2): a count reduction's values, in one record
+// instead of one ValueCapture record per value. commId, seq, thread, commRank and dataType are
+// the call's; the payload overlays bytes 24..47 and 52..59 (timestamp, count, aux and window), so
+// it has none of those. `op` says what it holds: bits 0..2 the element count (1..4), bit 3 inputs
+// present, bit 4 outputs present, bit 5 narrow slots, bit 6 the output in `duration`. Slots hold
+// the inputs, then the outputs: wide slots (4) a double each; narrow slots (8) 4 bytes each: a
+// float for float32, a uint32 for uint32, else an int32 (an integer value that fits one).
+// The inputs are published before the call, so that a call that never returns keeps them. Its
+// output, where it is one element and a non-negative integer below 2^31, is then stored in that
+// record's `duration` when the call returns (bit 31 set: written; bits 0..30 the value), as a
+// call's duration is; any other output takes a CapturedValues record of its own.
 inline constexpr uint8_t kPackedElementsMask = 0x7;
 inline constexpr uint8_t kPackedInputs = 1u << 3;
 inline constexpr uint8_t kPackedOutputs = 1u << 4;
 inline constexpr uint8_t kPackedNarrow = 1u << 5;
+inline constexpr uint8_t kPackedOutputInDuration = 1u << 6;
+inline constexpr uint32_t kDurationOutputWritten = 0x80000000u;
 inline constexpr int kPackedMaxElements = 4;
 inline size_t packedSlotOffset(int slot, bool narrow) {
   size_t offset = 24 + static_cast<size_t>(slot) * (narrow ? 4 : 8);
@@ -291,6 +297,11 @@ inline int capturedValues(const Record &r, CapturedValue out[2 * kPackedMaxEleme
       }
       out[found++] = {static_cast<uint32_t>(i), static_cast<uint32_t>(n), side == 1, v};
     }
+  }
+  if ((r.op & kPackedOutputInDuration) && n == 1) {
+    uint32_t d = std::atomic_ref<const uint32_t>(r.duration).load(std::memory_order_relaxed);
+    if (d & kDurationOutputWritten)
+      out[found++] = {0, 1, true, static_cast<double>(d & ~kDurationOutputWritten)};
   }
   return found;
 }

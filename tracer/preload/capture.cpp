@@ -54,9 +54,10 @@ bool readElement(const void *buffer, uint64_t index, DataType type, double &valu
 
 bool integral(DataType type) { return type != DataType::Float32 && type != DataType::Float64; }
 
-// The inputs of the call this thread is in (CallScope: one recorded call at a time per thread).
+// The call this thread is in and its values record (CallScope: one recorded call at a time per
+// thread), from the entry to the return.
 COLLCHECK_TLS const Record *heldCall = nullptr;
-COLLCHECK_TLS double heldInputs[format::kPackedMaxElements];
+COLLCHECK_TLS Record *heldValues = nullptr;
 
 // A value in a narrow (4-byte) slot, where it fits exactly (record.h, CapturedValues).
 bool narrowBits(DataType type, double v, uint32_t &bits) {
@@ -76,43 +77,48 @@ bool narrowBits(DataType type, double v, uint32_t &bits) {
   return true;
 }
 
-// One CapturedValues record of `n` elements: `inputs` and/or `outputs` (null: absent).
-bool packValues(const Record &call, int n, const double *inputs, const double *outputs,
+// Fills `rec` as a CapturedValues record of `n` values of `call` (inputs or outputs); false where
+// narrow slots were asked for and a value does not fit one.
+bool packValues(Record &rec, const Record &call, int n, const double *values, bool outputs,
                 bool narrow) {
   auto type = static_cast<DataType>(call.dataType);
-  Record rec{};
+  rec = Record{};
   rec.commId = call.commId;
   rec.commRank = call.commRank;
   rec.seqThread = call.seqThread;
   rec.kind = static_cast<uint8_t>(Kind::CapturedValues);
   rec.dataType = call.dataType;
-  rec.op = static_cast<uint8_t>(n | (inputs ? format::kPackedInputs : 0) |
-                                (outputs ? format::kPackedOutputs : 0) |
+  rec.op = static_cast<uint8_t>(n | (outputs ? format::kPackedOutputs : format::kPackedInputs) |
                                 (narrow ? format::kPackedNarrow : 0));
   rec.flags = static_cast<uint8_t>((integral(type) ? format::kFlagIntegral : 0) |
                                    (call.flags & format::kFlagNccl));
-  int slot = 0;
-  for (const double *side : {inputs, outputs}) {
-    if (!side)
+  for (int i = 0; i < n; ++i) {
+    char *at = reinterpret_cast<char *>(&rec) + format::packedSlotOffset(i, narrow);
+    if (!narrow) {
+      std::memcpy(at, &values[i], sizeof(double));
       continue;
-    for (int i = 0; i < n; ++i, ++slot) {
-      char *at = reinterpret_cast<char *>(&rec) + format::packedSlotOffset(slot, narrow);
-      if (!narrow) {
-        std::memcpy(at, &side[i], sizeof(double));
-        continue;
-      }
-      uint32_t bits;
-      if (!narrowBits(type, side[i], bits))
-        return false;
-      std::memcpy(at, &bits, sizeof bits);
     }
+    uint32_t bits;
+    if (!narrowBits(type, values[i], bits))
+      return false;
+    std::memcpy(at, &bits, sizeof bits);
   }
-  Record *slotInFile = reserveSlot();
-  if (!slotInFile)
-    return true;
-  commit(*slotInFile, rec);
-  endRecord(slotInFile, false);
   return true;
+}
+
+// Publishes the values as one record (narrow slots where they fit), marked to take the output in
+// its duration when `outputLater`; the slot, or null.
+Record *publishValues(const Record &call, int n, const double *values, bool outputs,
+                      bool outputLater) {
+  Record rec;
+  if (!packValues(rec, call, n, values, outputs, true))
+    packValues(rec, call, n, values, outputs, false);
+  if (outputLater)
+    rec.op |= format::kPackedOutputInDuration;
+  Record *slot = reserveSlot();
+  if (slot)
+    commit(*slot, rec);
+  return slot;
 }
 
 } // namespace
@@ -123,32 +129,35 @@ bool holdInputs(const Record &call, const void *input) {
       [[unlikely]]
     return false;
   auto type = static_cast<DataType>(call.dataType);
-  for (uint64_t i = 0; i < call.count; ++i)
-    if (!readElement(input, i, type, heldInputs[i]))
+  double inputs[format::kPackedMaxElements];
+  int n = static_cast<int>(call.count);
+  for (int i = 0; i < n; ++i)
+    if (!readElement(input, static_cast<uint64_t>(i), type, inputs[i]))
       return false;
+  heldValues = publishValues(call, n, inputs, false, n == 1);
   heldCall = &call;
   return true;
 }
 
 void publishHeld(const Record &call, const void *output) {
+  Record *values = heldValues;
   heldCall = nullptr;
+  heldValues = nullptr;
   int n = static_cast<int>(call.count);
   double outputs[format::kPackedMaxElements];
   auto type = static_cast<DataType>(call.dataType);
-  bool haveOutputs = output != nullptr;
-  for (int i = 0; haveOutputs && i < n; ++i)
-    haveOutputs = readElement(output, static_cast<uint64_t>(i), type, outputs[i]);
-  const double *out = haveOutputs ? outputs : nullptr;
-  int values = n * (haveOutputs ? 2 : 1);
-  // Narrow slots first (eight of them), wide where the values fit four; else inputs and outputs
-  // in a record each (wide: at most four values).
-  if (packValues(call, n, heldInputs, out, true))
+  for (int i = 0; i < n; ++i)
+    if (!output || !readElement(output, static_cast<uint64_t>(i), type, outputs[i]))
+      return;
+  if (n == 1 && values && outputs[0] >= 0 && outputs[0] < 2147483648.0 &&
+      outputs[0] == static_cast<double>(int64_t(outputs[0]))) {
+    // Beside the inputs, in the field written after publication (record.h): no record more.
+    std::atomic_ref<uint32_t>(values->duration)
+        .store(format::kDurationOutputWritten | static_cast<uint32_t>(outputs[0]),
+               std::memory_order_relaxed);
     return;
-  if (values <= 4 && packValues(call, n, heldInputs, out, false))
-    return;
-  packValues(call, n, heldInputs, nullptr, false);
-  if (out)
-    packValues(call, n, nullptr, out, false);
+  }
+  publishValues(call, n, outputs, true, false);
 }
 
 void finishCapture(const Record &call, const void *output, bool failed) {

@@ -1,6 +1,6 @@
-/* Count reductions whose values take each form of the CapturedValues record (record.h): integers
- * in narrow slots, floats in narrow slots, doubles with fractions in wide slots (two elements: one
- * record; three: inputs and outputs in a record each), and a nonblocking one (its inputs alone).
+/* Count reductions whose values take each form of the CapturedValues record (record.h): one
+ * integer (its output beside its input, in one record), floats in narrow slots, doubles with
+ * fractions and integers beyond 32 bits in wide slots, and a nonblocking one (its inputs alone).
  * Rank r contributes r + 1 (and r + 1.5 for the fractional doubles); the test checks each value. */
 #include <mpi.h>
 

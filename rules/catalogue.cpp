@@ -114,6 +114,8 @@ bool parseSeverity(std::string_view text, Severity &out) {
 std::span<const Rule> catalogue() { return loaded(); }
 
 const Rule *find(std::string_view id) {
+  if (id.starts_with("collcheck-"))
+    id.remove_prefix(10);
   for (const Rule &r : loaded())
     if (r.id == id)
       return &r;

@@ -28,6 +28,7 @@ struct Rule {
 // severity or checker aborts with a message naming the page (a build-time mistake, caught by
 // tests).
 std::span<const Rule> catalogue();
+// A rule by its id or by the name clang-tidy prints for it (`collcheck-<id>`).
 const Rule *find(std::string_view id);
 
 } // namespace collcheck::rules

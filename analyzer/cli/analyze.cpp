@@ -1,13 +1,11 @@
 // collcheck analyze DIR...: load, match, judge, report. The exit status is the contract with CI:
 // 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage.
 #include "../commands.h"
-#include "../distributed/split_analysis.h"
-#include "../distributed/thread_split.h"
 #include "../load/descriptor_limit.h"
-#include "../load/reading_cost.h"
 #include "../load/trace_set.h"
 #include "../match/analysis.h"
 #include "../objective/reference_comparison.h"
+#include "../parallel/thread_split.h"
 #include "../report/report.h"
 #include "clock.h"
 #include "progress.h"
@@ -65,13 +63,13 @@ bool decideTty(const std::string &mode, int fd) {
   return isatty(fd) != 0;
 }
 
-// Whether the job's matching is split among the threads (distributed/thread_split.h): with more
+// Whether the job's matching is split among the threads (parallel/thread_split.h): with more
 // than one, for a whole job (a partition is one thread's), large enough to gain by it.
 // COLLCHECK_THREAD_SPLIT_MIN_SLOTS replaces that size (the tests split small jobs).
 bool threadSplit(const TraceSet &traces, unsigned threads, const AnalysisOptions &options) {
   if (threads < 2 || options.partitionCount > 1 || traces.fatal || traces.files.empty())
     return false;
-  uint64_t least = distributed::kThreadSplitMinSlots;
+  uint64_t least = parallel::kThreadSplitMinSlots;
   if (const char *text = std::getenv("COLLCHECK_THREAD_SPLIT_MIN_SLOTS"); text && *text)
     least = std::strtoull(text, nullptr, 10);
   return traces.totalSlots >= least;
@@ -89,7 +87,6 @@ int analyzeMain(Args args) {
   unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   size_t lookahead = 8, chunk = AnalysisOptions{}.readChunk;
   bool quiet = false, timings = false;
-  std::string reading = "auto";
   app.add_option("inputs", inputs, "trace folders (DIR/*.cctrace) or trace files");
   app.add_option("--json", json.path, "write the JSON report to FILE ('-': stdout)")
       ->expected(0, 1)
@@ -112,19 +109,13 @@ int analyzeMain(Args args) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--threads", threads,
                  "threads used to open the files; more than one also splits the matching of a "
-                 "large job among them (or reads ahead, where the job cannot be split)")
+                 "large job among them")
       ->check(CLI::Range(1u, 256u));
   app.add_option("--lookahead", lookahead, "calls looked at ahead of a divergence, per rank")
       ->check(CLI::Range(size_t{2}, size_t{64}));
   app.add_option("--chunk", chunk, "records read from one file at a time (memory: ranks x chunk)")
       ->check(CLI::Range(size_t{16}, size_t{65536}));
-  app.add_option("--read", reading,
-                 "how a process without a read-ahead thread reads the records: map (match them "
-                 "where the files are mapped), copy (pread them into buffers), auto (measure "
-                 "both on a few pages, and copy where mapping costs over four times as much)")
-      ->check(CLI::IsMember({"auto", "map", "copy"}));
-  app.add_option("--partition", partition,
-                 "I/N: match only the communicators of part I of N (for a split analysis)");
+  app.add_option("--partition", partition, "I/N: match only the communicators of part I of N");
   app.add_flag("-q,--quiet", quiet, "no text report (the exit status still tells)");
   app.add_flag("--timings", timings, "print the time of each stage on stderr");
   std::string reference;
@@ -179,7 +170,6 @@ int analyzeMain(Args args) {
   AnalysisOptions options;
   options.lookahead = lookahead;
   options.readChunk = chunk;
-  options.readAhead = threads > 1;
   if (!partition.empty()) {
     unsigned index = 0, count = 0;
     if (std::sscanf(partition.c_str(), "%u/%u", &index, &count) != 2 || count == 0 ||
@@ -192,55 +182,10 @@ int analyzeMain(Args args) {
     options.partitionCount = count;
   }
 
-  // What is read from the environment is read before MPI starts beside this thread (its
-  // MPI_Init sets variables; split_analysis.h, SplitSettings).
-  const distributed::SplitSettings splitSettings = distributed::splitSettingsFromEnvironment();
   // The bar shows after a second; COLLCHECK_PROGRESS_DELAY_MS changes that (tests use 0).
   auto delay = std::chrono::milliseconds(1000);
   if (const char *ms = std::getenv("COLLCHECK_PROGRESS_DELAY_MS"))
     delay = std::chrono::milliseconds(std::atoll(ms));
-
-  // Started as an MPI job of several processes (mpirun, srun): a split analysis, whose report
-  // rank 0 alone writes (analyzer/distributed).
-  std::unique_ptr<distributed::Transport> transport;
-  if (distributed::launchedAsMpiJob()) {
-    std::string error;
-    transport = distributed::connect(error);
-    if (!transport) {
-      std::fprintf(stderr, "collcheck analyze: started as an MPI job, but %s\n", error.c_str());
-      return 2;
-    }
-  }
-  const bool root = !transport || transport->rank() == 0;
-  // Open MPI gives each process a pseudo-terminal for stdout, whatever mpirun's own stdout is:
-  // under a launcher "auto" cannot tell a terminal from a file, and a file must not get colors.
-  if (transport && color == "auto")
-    color = "never";
-  if (!root) {
-    quiet = true;
-    progress = "never";
-    json.wanted = sarif.wanted = html.wanted = false;
-    perfetto.clear();
-    reference.clear();
-  }
-  // Every process of a split analysis leaves with rank 0's status.
-  auto finish = [&](int status) {
-    if (!transport)
-      return status;
-    try {
-      return static_cast<int>(transport->broadcast(status));
-    } catch (const std::exception &e) {
-      std::fprintf(stderr, "collcheck analyze: %s\n", e.what());
-      return 2;
-    }
-  };
-
-  if (transport && options.partitionCount > 1) {
-    if (root)
-      std::fprintf(stderr, "collcheck analyze: --partition is for one process; under mpirun the "
-                           "analysis is split by itself\n");
-    return finish(2);
-  }
 
   ProgressBar bar(decideTty(progress, STDERR_FILENO), delay);
   std::atomic<uint64_t> filesOpened{0}, recordsRead{0};
@@ -257,66 +202,24 @@ int analyzeMain(Args args) {
     if (!p.unusable)
       continue;
     unusable = true;
-    if (root) // the other processes of a split analysis read the same files
-      std::fprintf(stderr, "collcheck analyze: %s%s%s\n", p.file.c_str(),
-                   p.file.empty() ? "" : ": ", p.reason.c_str());
+    std::fprintf(stderr, "collcheck analyze: %s%s%s\n", p.file.c_str(), p.file.empty() ? "" : ": ",
+                 p.reason.c_str());
   }
-  // Under a launcher every process goes on to the split analysis, which has no collective before
-  // the shares are read (MPI's start overlaps them); one that cannot analyze the traces says so in
-  // its share, and rank 0's verdict is every process's exit status.
-  const bool cannot = traces.fatal || traces.files.empty();
-  if (cannot && !transport) {
+  if (traces.fatal || traces.files.empty()) {
     bar.stop();
     return 2;
   }
-  // A descriptor per file for the reading, and room beside them for MPI, the cut search and the
-  // reports.
-  raiseDescriptorLimit(traces.files.size() + 256);
-  // Where the records will be matched in place (no read-ahead thread copying them: one core, a
-  // split among threads or processes), whether this machine maps pages more cheaply than it
-  // copies them.
-  const bool readsAhead = options.readAhead && std::thread::hardware_concurrency() > 1;
-  const bool wouldMap =
-      !cannot && (!readsAhead || (!transport && threadSplit(traces, threads, options)));
-  ReadingCost readingCost;
-  if (wouldMap && reading == "auto") {
-    readingCost = measureReadingCost(traces);
-    options.copyChunks = copyingIsCheaper(readingCost);
-  } else {
-    options.copyChunks = reading == "copy";
-  }
-  // For --timings: how this process read the records, and why.
-  auto describeReading = [&] {
-    if (!wouldMap)
-      return std::string("records read ahead by a second thread");
-    std::string text = options.copyChunks ? "records copied" : "records matched where mapped";
-    if (reading != "auto")
-      return text + " (--read " + reading + ")";
-    if (readingCost.pages == 0)
-      return text + " (too few pages to measure the machine's costs)";
-    char costs[128];
-    std::snprintf(costs, sizeof costs, " (a mapped page %.0f ns, a copied one %.0f ns; %llu pages)",
-                  readingCost.mappedNsPerPage, readingCost.copiedNsPerPage,
-                  static_cast<unsigned long long>(readingCost.pages));
-    return text + costs;
-  };
+  // A descriptor per file for each thread's reading (match/chunk_reader.h), and room beside them
+  // for the cut search and the reports.
+  raiseDescriptorLimit(traces.files.size() * threads + 256);
   bar.phase("merging", &recordsRead, traces.totalSlots, "records");
   options.recordsRead = &recordsRead;
   AnalysisResult result;
-  distributed::SplitStats split;
-  distributed::ThreadSplitStats threadStats;
+  parallel::ThreadSplitStats threadStats;
   std::string threadFallback;
-  if (transport) {
-    try {
-      distributed::analyzeSplit(traces, options, *transport, splitSettings, result, split);
-    } catch (const std::exception &e) {
-      bar.stop();
-      std::fprintf(stderr, "collcheck analyze: the split analysis failed: %s\n", e.what());
-      return 2; // the transport aborts the job: the other processes cannot be waited for
-    }
-  } else if (threadSplit(traces, threads, options)) {
-    if (!distributed::analyzeInThreads(traces, options, threads, result, threadFallback,
-                                       threadStats, distributed::balanceFromEnvironment()))
+  if (threadSplit(traces, threads, options)) {
+    if (!parallel::analyzeInThreads(traces, options, threads, result, threadFallback, threadStats,
+                                    parallel::balanceFromEnvironment()))
       result = analyze(traces, options); // the same report, from one thread
   } else {
     result = analyze(traces, options);
@@ -324,25 +227,6 @@ int analyzeMain(Args args) {
   auto t2 = std::chrono::steady_clock::now();
   bar.stop();
   auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-  if (transport && timings) {
-    // Each process's own phases (rank 0's summary follows its report): where a split's time goes.
-    char transportCpu[64] = ""; // not measured where rank 0 analyzed alone
-    if (split.transportCpuSeconds >= 0)
-      std::snprintf(transportCpu, sizeof transportCpu, ", %.3f s of it on MPI's thread",
-                    split.transportCpuSeconds);
-    std::fprintf(stderr,
-                 "collcheck analyze: process %d of %d: open %.3f s, own share %.3f s, %d range(s) "
-                 "taken over in %.3f s, %d handed over, asking and waiting %.3f s, gather %.3f s; "
-                 "CPU %.3f s%s; %s\n",
-                 transport->rank(), transport->size(), seconds(t0, t1), split.ownSeconds,
-                 split.taken, split.takenSeconds, split.given, split.waitSeconds,
-                 split.gatherSeconds, format::cpuSeconds(CLOCK_PROCESS_CPUTIME_ID), transportCpu,
-                 describeReading().c_str());
-  }
-  if (!root)
-    return finish(0);
-  if (cannot)
-    return finish(2);
   if (!reference.empty()) { // analyzer/objective/reference_comparison.h
     TraceSet referenceTraces = TraceSet::open({reference}, threads);
     std::vector<Finding> differences;
@@ -352,7 +236,7 @@ int analyzeMain(Args args) {
                                          differences, error)) {
       std::fprintf(stderr, "collcheck analyze: --reference %s: %s\n", reference.c_str(),
                    error.c_str());
-      return finish(2);
+      return 2;
     }
     result.findings.insert(result.findings.end(), differences.begin(), differences.end());
     std::stable_sort(result.findings.begin(), result.findings.end(),
@@ -390,8 +274,6 @@ int analyzeMain(Args args) {
                  seconds(t0, t1), openPeakMiB, seconds(t1, t2),
                  seconds(t2, std::chrono::steady_clock::now()),
                  static_cast<unsigned long long>(result.recordsRead), peakResidentMiB());
-    if (!transport) // a split's processes tell theirs on their own lines
-      std::fprintf(stderr, "collcheck analyze: %s\n", describeReading().c_str());
     if (threadStats.threads > 0)
       std::fprintf(stderr,
                    "collcheck analyze: split over %d threads: shares %.3f s, %d range(s) merged, "
@@ -399,24 +281,15 @@ int analyzeMain(Args args) {
                    threadStats.threads, threadStats.shareSeconds, threadStats.ranges,
                    threadStats.mergeSeconds, threadStats.joined,
                    threadFallback.empty() ? "" : "; analyzed whole: ", threadFallback.c_str());
-    if (transport)
-      std::fprintf(
-          stderr,
-          "collcheck analyze: split over %d processes: rank 0's share %.3f s (%d range(s) "
-          "taken over, %d handed over), %d range(s) merged, %llu bytes gathered, merge %.3f s "
-          "(%d cut(s) read across)%s%s\n",
-          split.processes, split.shareSeconds, split.taken, split.given, split.ranges,
-          static_cast<unsigned long long>(split.bytesGathered), split.mergeSeconds, split.joined,
-          split.fellBack.empty() ? "" : "; analyzed by rank 0 alone: ", split.fellBack.c_str());
   }
   if (unusable || !written)
-    return finish(2);
+    return 2;
   if (report.failNever)
-    return finish(0);
+    return 0;
   for (const Finding &f : result.findings)
     if (static_cast<int>(f.severity) >= static_cast<int>(report.failOn))
-      return finish(1);
-  return finish(0);
+      return 1;
+  return 0;
 }
 
 } // namespace collcheck::cli

@@ -1,7 +1,7 @@
-// The analysis reads with one descriptor per trace file (the read-ahead thread's and the copied
-// chunks' pread): a job of thousands of ranks exceeds the usual soft limit of 1,024 open files,
-// and the files past it would then be read through their mappings instead, the way this machine
-// was measured to read more slowly (load/reading_cost.h), or without the thread reading ahead.
+// The analysis reads with one descriptor per trace file (match/chunk_reader.h): a job of thousands
+// of ranks exceeds the usual soft limit of 1,024 open files, and the files past it would then be
+// read through their mappings instead, which this machine was measured to read several times more
+// slowly (docs/performance.md, *Analyzer*).
 #pragma once
 
 #include <cstdint>

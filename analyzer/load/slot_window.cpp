@@ -7,11 +7,9 @@
 
 namespace collcheck::analyzer {
 
-SlotWindow::SlotWindow(const format::Reader &reader, bool copied) : reader_(reader) {
-  if (copied) {
-    fd_ = ::open(reader.path().c_str(), O_RDONLY | O_CLOEXEC);
-    ownsFd_ = fd_ >= 0;
-  }
+SlotWindow::SlotWindow(const format::Reader &reader) : reader_(reader) {
+  fd_ = ::open(reader.path().c_str(), O_RDONLY | O_CLOEXEC);
+  ownsFd_ = fd_ >= 0;
 }
 
 SlotWindow::~SlotWindow() {

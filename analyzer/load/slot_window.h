@@ -1,8 +1,6 @@
 // One file's records read by slot number, away from the chunked reading: the cut search of a split
-// analysis and a share's look at the creations before its range. Where the analysis copies its
-// records (a mapped page costs the machine several copied ones: load/reading_cost.h), these are
-// copied too, a page of records at a time, so that no page of the file is mapped; else they are
-// read through the reader's mapping.
+// among threads and a share's look at the creations before its range. Copied, a page of records at
+// a time, as the chunks are (match/chunk_reader.h), so that no page of the file is mapped.
 #pragma once
 
 #include "reader.h"
@@ -13,9 +11,9 @@ namespace collcheck::analyzer {
 
 class SlotWindow {
 public:
-  // Copied from a descriptor of the file opened here when `copied` (through the mapping where the
-  // file cannot be opened again).
-  SlotWindow(const format::Reader &reader, bool copied);
+  // Copied from a descriptor of the file opened here (through the mapping where the file cannot
+  // be opened again).
+  explicit SlotWindow(const format::Reader &reader);
   // Copied from `borrowed.fd`, which stays the caller's, when it is open (>= 0); else through the
   // mapping.
   struct BorrowedFd {

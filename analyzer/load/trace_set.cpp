@@ -1,7 +1,5 @@
 #include "trace_set.h"
 
-#include "page_release.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -53,8 +51,17 @@ std::vector<std::string> listTraceFiles(const std::string &dir, std::string &err
 }
 
 void releaseSlots(const format::Reader &reader, uint64_t first, uint64_t count) {
-  PageReleaser releaser; // one range: released at once, on leaving
-  releaser.add(reader, first, count);
+  if (count == 0 || first >= reader.slotCount())
+    return;
+  count = std::min(count, reader.slotCount() - first);
+  static const auto pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  auto begin = reinterpret_cast<uintptr_t>(&reader.slot(first));
+  auto end = begin + count * format::kRecordSize;
+  // Only whole pages: a page partly outside the slots may hold what is still read.
+  begin = (begin + pageSize - 1) & ~(pageSize - 1);
+  end &= ~(pageSize - 1);
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 void releaseMapping(const format::Reader &reader) {

@@ -72,7 +72,7 @@ public:
                                size_t length);
   bool done() const { return done_; }
   uint64_t positions() const { return positions_; }
-  // Every call buffered was matched and no reorder is still being shown: what a split analysis
+  // Every call buffered was matched and no reorder is still being shown: what an analysis in shares
   // needs at the end of a share to start the next one afresh.
   bool atRest() const;
   // The last call matched for a member, or null.

@@ -1,10 +1,9 @@
 #include "analysis.h"
 
-#include "../load/page_release.h"
 #include "../load/slot_window.h"
 #include "../load/trace_set.h"
 #include "aligner.h"
-#include "chunk_prefetcher.h"
+#include "chunk_reader.h"
 #include "event_log.h"
 #include "participation_recorder.h"
 #include "point_to_point.h"
@@ -99,7 +98,7 @@ public:
     for (size_t f = 0; f < traces.files.size(); ++f) {
       const format::Reader &reader = *traces.files[f].reader;
       FileState &fs = files_[f];
-      fs.next = fs.requested = fs.releasedUpTo = beginOf(static_cast<int>(f));
+      fs.next = beginOf(static_cast<int>(f));
       fs.done = fs.next >= endOf(static_cast<int>(f));
       ProcessState &p = processes_[f];
       p.finished = traces.files[f].finished;
@@ -107,21 +106,14 @@ public:
       p.cut = reader.summary().partialTail || reader.header().droppedRecords;
     }
     backlogLimit_ = options.backlogLimit;
-    const bool helper = options.readAhead && std::thread::hardware_concurrency() > 1;
-    // Without a thread to copy the next chunks out of the page cache while this one matches,
-    // the chunks are matched where the files are mapped: no copy at all (and no file to open);
-    // unless mapping costs this machine more than copying (copyChunks).
-    mapped_ = !helper && !options.copyChunks && !traces.files.empty();
-    // With one, the merge reads with pread: copying from the page cache costs less than faulting
-    // the reader's mapping in (and the pages then count as this process's resident memory).
+    // The chunks are copied with pread (match/chunk_reader.h), each file's into a buffer of its
+    // own; a file that cannot be opened again is read where it is mapped.
     fds_.assign(traces.files.size(), -1);
-    for (size_t f = 0; f < traces.files.size() && !mapped_; ++f) {
+    for (size_t f = 0; f < traces.files.size(); ++f) {
       fds_[f] = ::open(traces.files[f].path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fds_[f] >= 0)
         posix_fadvise(fds_[f], 0, 0, POSIX_FADV_SEQUENTIAL);
     }
-    if (!mapped_)
-      buffer_.resize(options.readChunk);
     // A share's cuts follow one communicator: knowing it and all its members before the first
     // chunk lets the first positions be matched in place, as everywhere else. One file's creation
     // (the world's) or member list usually names them all; the other files' first pages are read
@@ -130,17 +122,10 @@ public:
       for (size_t f = 0, known = 0;
            f < traces.files.size() && !membersKnown(range_->alongComm, known); ++f)
         learnFromPrefix(static_cast<int>(f), range_->alongComm);
-    if (!traces.files.empty()) {
-      if (mapped_)
-        mappedStates_.resize(traces.files.size() * options.readChunk);
-      else
-        prefetcher_ = std::make_unique<ChunkPrefetcher>(fds_, options.readChunk, helper);
-      for (size_t f = 0; f < traces.files.size(); ++f)
-        prefetchNext(static_cast<int>(f));
-    }
+    if (!traces.files.empty())
+      reader_ = std::make_unique<ChunkReader>(fds_, options.readChunk);
   }
   ~Analysis() override {
-    prefetcher_.reset();
     for (int fd : fds_)
       if (fd >= 0)
         close(fd);
@@ -180,7 +165,7 @@ public:
   void reorder(const ReorderEvent &e) override { events_->reorder(e); }
   void extra(const ExtraEvent &e) override { events_->extra(e); }
   void communicatorEnd(const CommunicatorEnd &e) override {
-    // A share's end of a communicator is rank 0's to make, with every share's counts.
+    // A share's end of a communicator is the merge's to make, with every share's counts.
     if (!range_)
       events_->communicatorEnd(e);
   }
@@ -192,20 +177,18 @@ private:
     PointToPointMatcher pointToPoint;
     bool inPartition = true;
     CommOrderKey key;
-    // Split analysis: whether calls of this share reached it, whether a member released it, and
+    // A share: whether calls of this share reached it, whether a member released it, and
     // per comm rank the first sequence number routed here.
     bool active = false, released = false;
     std::vector<uint64_t> firstSeq;
     explicit CommState(size_t lookahead) : aligner(comm, lookahead) {}
   };
   struct FileState {
-    uint64_t next = 0;         // next slot to read
-    uint64_t requested = 0;    // slots before this were asked of the prefetcher
-    uint64_t releasedUpTo = 0; // slots before this were given back to the page cache
+    uint64_t next = 0; // next slot to read
     // What the slots read so far are (the merge is the only pass that looks at them).
     SlotCounters slots;
     uint64_t emptyRun = 0;   // empty slots since the last non-empty one: holes, or the file's tail
-    uint64_t prefixNext = 0; // split analysis: the prefix before the share is read up to here
+    uint64_t prefixNext = 0; // a share: the prefix before it is read up to here
     uint64_t backlog = 0;    // records queued and not yet matched
     bool done = false;
     uint64_t cachedCommId = 0;
@@ -230,7 +213,7 @@ private:
   void label(CommState &c);
   struct Chunk {
     uint64_t end = 0;                          // slots [FileState::next, end)
-    const format::Record *records = nullptr;   // prefetched, or null: read them here
+    const format::Record *records = nullptr;   // read, or null: read them where mapped
     const format::SlotState *states = nullptr; // their classification, with `records`
     ChunkRun run;
     size_t matched = 0; // leading records already matched in place
@@ -289,9 +272,6 @@ private:
   RangeSpec ownRange_; // a share's range, which its control may shorten
   RangeSpec *range_;   // null: the whole files
   RangeControl *control_;
-  bool nearEnd_ = false;                             // control_->nearEnd() was called
-  std::chrono::steady_clock::time_point matchStart_; // when matchAll began
-  double slotsPerSecond() const;
   void offerRest();
   std::optional<Judge> judge_;
   EventLog log_;
@@ -349,23 +329,7 @@ private:
   size_t backlogLimit_;
   uint64_t recordsRead_ = 0;
   std::vector<int> fds_;
-  std::vector<format::Record> buffer_;
-  std::unique_ptr<ChunkPrefetcher> prefetcher_;
-  bool mapped_ = false;
-  PageReleaser released_;                       // read pages, released a round's worth at a time
-  std::vector<format::SlotState> mappedStates_; // per file, a chunk's slot states
-  // Keeps both of the file's read-ahead buffers busy with its next chunks.
-  void prefetchNext(int file) {
-    FileState &fs = files_[static_cast<size_t>(file)];
-    uint64_t slots = endOf(file);
-    fs.requested = std::max(fs.requested, fs.next);
-    while (prefetcher_ && fs.requested < slots) {
-      uint64_t count = std::min<uint64_t>(options_.readChunk, slots - fs.requested);
-      if (!prefetcher_->request(file, fs.requested, count))
-        break;
-      fs.requested += count;
-    }
-  }
+  std::unique_ptr<ChunkReader> reader_;
 
 public:
   const std::vector<InputProblem> &streamProblems() const override { return streamProblems_; }
@@ -542,7 +506,7 @@ void Analysis::route(int file, const format::Record &r) {
       break;
     }
     case Kind::Finalize:
-      processes_[static_cast<size_t>(file)].finalized = true; // rank 0 checks later shares
+      processes_[static_cast<size_t>(file)].finalized = true; // the merge checks later shares
       break;
     default:
       events_->meta({file, r});
@@ -592,7 +556,7 @@ void Analysis::route(int file, const format::Record &r) {
     return;
   uint64_t seq = r.seq();
   if (range_ && noteFirstSeq(*c, commRank, seq) && !range_->first)
-    m.nextSeq = seq; // the share starts where the member is; rank 0 checks it against the last
+    m.nextSeq = seq; // the share starts where the member is; the merge checks it against the last
   if (seq != m.nextSeq) {
     if (seq < m.nextSeq) {
       problem(traces_.files[static_cast<size_t>(file)].path,
@@ -654,19 +618,12 @@ Analysis::Chunk Analysis::fetch(int file) {
   }
   const bool rangeStart = fs.next == beginOf(file);
   c.end = std::min<uint64_t>(fs.next + options_.readChunk, endOf(file));
-  if (prefetcher_ && c.end > fs.next)
-    c.records = prefetcher_->wait(file, fs.next, c.end - fs.next, c.states, &c.run);
-  if (mapped_ && c.end > fs.next) {
-    format::SlotState *states = &mappedStates_[static_cast<size_t>(file) * options_.readChunk];
-    c.records = &traces_.files[static_cast<size_t>(file)].reader->slot(fs.next);
-    classifyChunk(c.records, c.end - fs.next, states, c.run);
-    c.states = states;
-  }
+  if (reader_ && c.end > fs.next)
+    c.records = reader_->read(file, fs.next, c.end - fs.next, c.states, &c.run);
   // A file's first chunk opens with its creation records and member lists, then its calls:
   // matched alone, that lead-in lets the next round start every file at its calls and match them
   // in place, where the whole chunk would go through the queues (the share from the files' starts
-  // of a 4,096 x 25,000 job took 0.07 s longer for that). The same in both reading modes: where a
-  // chunk ends decides the order in which a damaged file's problems are found.
+  // of a 4,096 x 25,000 job took 0.07 s longer for that).
   if (rangeStart && c.records && c.states && c.run.length == 0)
     for (uint64_t i = 1; fs.next + i < c.end; ++i)
       if (c.states[i] == format::SlotState::Published &&
@@ -681,9 +638,9 @@ Analysis::Chunk Analysis::fetch(int file) {
 }
 
 // In lockstep jobs every file's next chunk is its world-rank's next calls on one communicator:
-// then the positions are matched straight from the prefetched chunks, and nothing is queued.
+// then the positions are matched straight from the chunks read, and nothing is queued.
 bool Analysis::matchRoundInPlace() {
-  if ((!prefetcher_ && !mapped_) || files_.empty())
+  if (!reader_ || files_.empty())
     return false;
   for (const FileState &fs : files_)
     if (fs.done || fs.backlog >= backlogLimit_)
@@ -726,7 +683,7 @@ bool Analysis::matchRoundInPlace() {
     if (!inPlace)
       break;
     const MemberStream &m = c->aligner.member(static_cast<size_t>(k.run.commRank));
-    // A share's first calls of a member are taken where they are (rank 0 checks where that is).
+    // A share's first calls of a member are taken where they are (the merge checks where that is).
     inPlace = m.file == static_cast<int>(f) &&
               (m.nextSeq == k.run.firstSeq || startsHere(*c, static_cast<size_t>(k.run.commRank)));
     length = std::min<size_t>(length, k.run.length);
@@ -752,7 +709,7 @@ void Analysis::processChunk(int file, const Chunk &c) {
   const format::Reader &reader = *traces_.files[static_cast<size_t>(file)].reader;
   uint64_t end = c.end;
   uint64_t read = 0, slotsBefore = fs.next;
-  const format::SlotState *states = c.states; // classified by the prefetcher, when it read them
+  const format::SlotState *states = c.states; // classified by the chunk reader, when it read them
   const format::Record *chunk = c.records;
   if (c.matched > 0) {
     // The first `matched` records were matched in place: account for them as routed.
@@ -768,14 +725,6 @@ void Analysis::processChunk(int file, const Chunk &c) {
     fs.cachedStream = &m;
     fs.cachedStreamComm = c.run.commId;
     fs.cachedStreamRank = c.run.commRank;
-  }
-  if (int fd = fds_[static_cast<size_t>(file)]; !chunk && fd >= 0 && end > fs.next) {
-    size_t bytes = (end - fs.next) * format::kRecordSize;
-    ssize_t got = pread(fd, buffer_.data(), bytes,
-                        static_cast<off_t>(format::kHeaderSize + fs.next * format::kRecordSize));
-    // The file cannot shrink under a valid reader unless someone truncates it: then use the map.
-    if (got == static_cast<ssize_t>(bytes))
-      chunk = buffer_.data();
   }
   const format::Record *lastRecord = nullptr, *lastCall = nullptr;
   if (c.matched > 0)
@@ -827,26 +776,9 @@ void Analysis::processChunk(int file, const Chunk &c) {
     process.lastCallCommId = lastCall->commId;
   }
   fs.next = end;
-  // After a lead-in the buffer still holds the file's next chunk (fs.heldEnd): kept until then.
-  if (prefetcher_ && fs.heldEnd == 0) {
-    prefetcher_->release(file); // the buffer is free again: fill it with a later chunk
-    prefetchNext(file);
-  }
   recordsRead_ += read;
   if (options_.recordsRead)
     options_.recordsRead->fetch_add(end - slotsBefore, std::memory_order_relaxed);
-  constexpr uint64_t kReleaseSlots = (1u << 20) / format::kRecordSize;
-  // Mapped pages count as this process's: released often enough that all files together keep
-  // about options_.mappedBudget of them, and seldom enough that the releases stay few.
-  const uint64_t budgetSlots = options_.mappedBudget / format::kRecordSize;
-  const uint64_t releaseEvery =
-      mapped_ ? std::clamp<uint64_t>(budgetSlots / files_.size(), options_.readChunk, kReleaseSlots)
-              : kReleaseSlots;
-  if ((!chunk || mapped_) &&
-      (fs.next - fs.releasedUpTo >= releaseEvery || fs.next == endOf(file))) {
-    released_.add(reader, fs.releasedUpTo, fs.next - fs.releasedUpTo);
-    fs.releasedUpTo = fs.next & ~uint64_t{63}; // 64 records per 4 KiB page
-  }
   if (fs.next == endOf(file)) {
     fs.done = true;
     ProcessState &p = processes_[static_cast<size_t>(file)];
@@ -926,31 +858,13 @@ std::vector<uint32_t> Analysis::commOrder(std::unordered_map<uint64_t, uint32_t>
   return order;
 }
 
-// The first file's slots read per second since the matching began (0 while none).
-double Analysis::slotsPerSecond() const {
-  if (files_.empty())
-    return 0;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - matchStart_).count();
-  const uint64_t read = files_[0].next - beginOf(0);
-  return seconds > 0 && read > 0 ? static_cast<double>(read) / seconds : 0;
-}
-
 void Analysis::matchAll() {
-  matchStart_ = std::chrono::steady_clock::now();
   bool settled = false;
   // Whether the files end with this share (a share that gave its rest away no longer does).
   auto ends = [&] { return !range_ || range_->last; };
   while (true) {
-    if (control_ && !settled) {
-      if (control_->asked())
-        offerRest();
-      const uint64_t left = files_.empty() ? 0 : endOf(0) - files_[0].next;
-      if (!nearEnd_ && !files_.empty() && left <= 2 * options_.readChunk) {
-        nearEnd_ = true;
-        control_->nearEnd(left, slotsPerSecond());
-      }
-    }
+    if (control_ && !settled && control_->asked())
+      offerRest();
     bool matchedRound = matchRoundInPlace(), read = matchedRound;
     for (size_t f = 0; f < files_.size() && !matchedRound; ++f) {
       if (!files_[f].done && files_[f].backlog < backlogLimit_) {
@@ -958,7 +872,6 @@ void Analysis::matchAll() {
         read = true;
       }
     }
-    released_.flush();
     bool allDone = allFilesDone();
     if (allDone && !settled) {
       if (range_)
@@ -1016,15 +929,15 @@ void Analysis::offerRest() {
     open = open && !fs.done;
   if (open)
     for (const FileState &fs : files_)
-      from.push_back(std::max({fs.next, fs.requested, fs.heldEnd})); // read ahead, or held
-  std::optional<std::vector<uint64_t>> end = control_->giveAway(from, *range_, slotsPerSecond());
+      from.push_back(std::max(fs.next, fs.heldEnd)); // read, or held
+  std::optional<std::vector<uint64_t>> end = control_->giveAway(from, *range_);
   if (!end)
     return;
   bool fits = open && end->size() == files_.size();
   for (size_t f = 0; f < files_.size() && fits; ++f)
     fits = (*end)[f] > from[f] && (*end)[f] <= range_->end[f];
   if (!fits) {
-    // The rest is another process's now, whatever this share reads: rank 0 must not merge it.
+    // The rest is another thread's now, whatever this share reads: it must not be merged.
     markUnclean("the share handed over a range it could not stop before");
     return;
   }

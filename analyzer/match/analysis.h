@@ -26,13 +26,6 @@ struct AnalysisOptions {
   size_t readChunk = 512;     // records read from one file before going to the next
   size_t backlogLimit = 8192; // records of one file waiting in queues before it pauses
   bool participation = true;  // sample the participation picture
-  bool readAhead = true;      // read the next chunks on a helper thread (needs a second core)
-  // Without the helper, copy each chunk with pread instead of matching it where the file is
-  // mapped: for machines whose page mapping costs more than copying (load/reading_cost.h).
-  bool copyChunks = false;
-  // Without it the chunks are matched where the files are mapped, and read pages are released
-  // so that all files together keep about this much mapped (it counts as resident memory).
-  uint64_t mappedBudget = uint64_t{1} << 30;
   // Partitioned analysis: only communicators whose id hashes to `partitionIndex` modulo
   // `partitionCount` are matched (each part's findings are disjoint; merge them to get the job's).
   uint32_t partitionIndex = 0, partitionCount = 1;
@@ -62,9 +55,9 @@ struct AnalysisResult {
 
 AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options);
 
-// One share of a split analysis (analyzer/distributed): slots [begin[f], end[f]) of every file.
-// The share is matched as if every communicator's members were in step at its start; whether they
-// were is checked on rank 0 with what the shares before it report (RangeResult).
+// One share of a job analyzed in parts (analyzer/parallel): slots [begin[f], end[f]) of every
+// file. The share is matched as if every communicator's members were in step at its start; whether
+// they were is checked by the merge with what the shares before it report (RangeResult).
 struct RangeSpec {
   std::vector<uint64_t> begin, end; // per TraceSet::files entry
   bool first = true, last = true;   // the first share reads no prefix; the last ends the files
@@ -113,30 +106,20 @@ struct RangeResult {
   std::string unclean;     // why this share cannot be merged exactly; empty when it can
 };
 
-// Lets a running share hand the rest of its range to a process that finished its own (split
-// analysis, analyzer/distributed). The share asks between rounds of reading, so a share stops
-// only where it has read nothing yet.
+// Lets a running share hand the rest of its range to a thread that finished its own
+// (parallel/thread_split.h). The share asks between rounds of reading, so a share stops only where
+// it has read nothing yet.
 class RangeControl {
 public:
   virtual ~RangeControl() = default;
-  // Cheap, asked often: whether another process waits for work.
+  // Cheap, asked often: whether another thread waits for work.
   virtual bool asked() = 0;
-  // `slotsPerSecond` below: how fast this share has read its first file so far (0: not known),
-  // so that two processes of different speeds can end together.
-  //
-  // Once per share, when its first file has at most two chunks left to read (`left` slots): a
-  // process may then ask for its next work already, so that the answer is there when the share
-  // ends.
-  virtual void nearEnd(uint64_t left, double slotsPerSecond) {
-    (void)left;
-    (void)slotsPerSecond;
-  }
   // `from`: per file, the first slot this share has not read yet (empty: it can give nothing,
   // a file is already read to its end); `range`: the share's range now. Returns where the share
   // is to end instead (per file, after `from` and not after the end), having handed the slots
   // from there to the end to the asker; nullopt: the share goes on to its end.
-  virtual std::optional<std::vector<uint64_t>>
-  giveAway(const std::vector<uint64_t> &from, const RangeSpec &range, double slotsPerSecond) = 0;
+  virtual std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
+                                                        const RangeSpec &range) = 0;
 };
 
 // `control`, when given, may shorten the range while it is read: the result then covers the

@@ -1,8 +1,8 @@
-// The events of one share of a split analysis, logged in the order its aligners made them, and
-// replayed on rank 0 into the one judge of the job. A matched position costs one record (about 80
-// bytes) whatever the communicator's size: what crosses the network grows with the positions of
-// the job, not with its ranks. An end of communicator is not logged: rank 0 makes it with every
-// share's counts.
+// The events of one share of a job analyzed in parts (analyzer/parallel), logged in the order its
+// aligners made them, and replayed by the merge into the one judge of the job. A matched position
+// costs one record (about 80 bytes) whatever the communicator's size: the log grows with the
+// positions of the job, not with its ranks. An end of communicator is not logged: the merge makes
+// it with every share's counts.
 #pragma once
 
 #include "judge.h"

@@ -1,7 +1,7 @@
 // The judging half of an analysis: the trace rules, the finding collector and the participation
-// recorder, fed with the matcher's events. A single process feeds it straight from its aligners;
-// a split analysis feeds it on rank 0 with the events every process logged (event_log.h), so the
-// rules run once, over the whole job, in either mode.
+// recorder, fed with the matcher's events. A single thread feeds it straight from its aligners;
+// an analysis split among threads feeds it with the events every share logged (event_log.h), so
+// the rules run once, over the whole job, in either mode.
 #pragma once
 
 #include "../model/participation.h"

@@ -15,6 +15,7 @@ std::unique_ptr<TraceRule> makeCollectiveReorderRule();
 std::unique_ptr<TraceRule> makeSendRecvMismatchRule();
 std::unique_ptr<TraceRule> makeHangRule();
 std::unique_ptr<TraceRule> makeIncompleteTraceRule();
+std::unique_ptr<TraceRule> makeRankEndedUnfinishedRule();
 std::unique_ptr<TraceRule> makeObjectiveChecks(); // analyzer/objective
 
 std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
@@ -30,6 +31,7 @@ std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
   rules.push_back(makeSendRecvMismatchRule());
   rules.push_back(makeHangRule());
   rules.push_back(makeIncompleteTraceRule());
+  rules.push_back(makeRankEndedUnfinishedRule());
   rules.push_back(makeObjectiveChecks());
   return rules;
 }

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The split among the threads of one process (analyzer/distributed/thread_split.h), against one
-# thread and against two threads without it (one matching, one reading ahead, as before the
-# split), side by side in every round: `collcheck analyze --quiet` on one generated job, the page
+# The split among the threads of one process (analyzer/parallel/thread_split.h) against one
+# thread, side by side in every round: `collcheck analyze --quiet` on one generated job, the page
 # cache read again before each run. Usage:
 #   bench/analyzer/threads.sh BUILD_DIR [RANKS=4096] [COLLECTIVES=25000] [ROUNDS=7] [WORK_DIR]
 # Prints per round the wall, user and system seconds of each, then the medians.
@@ -23,8 +22,7 @@ trap 'rm -rf "$traces" "$work/time" "$work/all"; [[ -z $made_work ]] || rm -rf "
 threads=$(nproc)
 ((threads <= 4)) || threads=4
 echo "$ranks ranks x $collectives collectives, $(du -sh "$traces" | cut -f1); $(nproc) cores"
-printf '%-6s %-24s %-24s %-24s\n' round "1 thread" "$threads threads, split" \
-  "2 threads, read ahead"
+printf '%-6s %-24s %-24s\n' round "1 thread" "$threads threads, split"
 run() { # label threads least-slots-to-split
   cat "$traces"/*.cctrace > /dev/null
   COLLCHECK_THREAD_SPLIT_MIN_SLOTS=$3 /usr/bin/time -f "%e %U %S" -o "$work/time" "$collcheck" \
@@ -38,7 +36,6 @@ for ((i = 1; i <= rounds; i++)); do
   printf '%-6s ' "$i"
   run one 1 0
   run split "$threads" 0
-  run ahead 2 18446744073709551615 # never split: as before the split
   echo
 done
 python3 - "$work/all" << 'PY'
@@ -48,7 +45,7 @@ for line in open(sys.argv[1]):
     label, wall, user, sys_ = line.split()
     runs.setdefault(label, []).append((float(wall), float(user), float(sys_)))
 one = statistics.median(w for w, _, _ in runs["one"])
-for label in ("one", "split", "ahead"):
+for label in ("one", "split"):
     walls = [w for w, _, _ in runs[label]]
     print(f"{label:6s} median {statistics.median(walls):.3f} s (user {statistics.median(u for _, u, _ in runs[label]):.2f}, "
           f"system {statistics.median(s for _, _, s in runs[label]):.2f}); speed-up over one thread "

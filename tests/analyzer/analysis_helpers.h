@@ -1,9 +1,9 @@
 // Runs the analyzer library on a folder and picks findings by rule.
 #pragma once
 
-#include "distributed/split_analysis.h"
 #include "load/trace_set.h"
 #include "match/analysis.h"
+#include "parallel/merge.h"
 #include "report/report.h"
 
 #include <gtest/gtest.h>
@@ -61,8 +61,8 @@ inline bool expectSameWhenSplit(const analyzer::TraceSet &traces,
   analyzer::AnalysisResult split;
   std::string why;
   // Cut among the records: a test job's files are mostly their preallocated ends.
-  if (!analyzer::distributed::analyzeInShares(traces, options, count, split, why,
-                                              analyzer::distributed::Balance::Records))
+  if (!analyzer::parallel::analyzeInShares(traces, options, count, split, why,
+                                           analyzer::parallel::Balance::Records))
     return false;
   EXPECT_EQ(jsonReport(traces, single), jsonReport(traces, split)) << "in " << count << " shares";
   return true;
@@ -77,8 +77,8 @@ inline bool expectSameWithHandovers(const analyzer::TraceSet &traces,
   small.readChunk = 16;
   analyzer::AnalysisResult split;
   std::string why;
-  if (!analyzer::distributed::analyzeInShares(traces, small, count, split, why,
-                                              analyzer::distributed::Balance::Records, 3))
+  if (!analyzer::parallel::analyzeInShares(traces, small, count, split, why,
+                                           analyzer::parallel::Balance::Records, 3))
     return false;
   EXPECT_EQ(jsonReport(traces, single), jsonReport(traces, split))
       << "in " << count << " shares, with handovers";
@@ -93,19 +93,6 @@ inline Analyzed analyzeDir(const std::string &dir, analyzer::AnalysisOptions opt
     for (int count : {2, 3, 4})
       expectSameWhenSplit(a.traces, options, a.result, count);
     expectSameWithHandovers(a.traces, options, a.result, 2);
-    // One thread matches the chunks where the files are mapped, two copy them ahead: one report.
-    analyzer::AnalysisOptions other = options;
-    other.readAhead = !options.readAhead;
-    EXPECT_EQ(jsonReport(a.traces, a.result),
-              jsonReport(a.traces, analyzer::analyze(a.traces, other)))
-        << "with readAhead " << other.readAhead;
-    // And copied with no thread ahead, as where mapping costs more than copying.
-    analyzer::AnalysisOptions copied = options;
-    copied.readAhead = false;
-    copied.copyChunks = true;
-    EXPECT_EQ(jsonReport(a.traces, a.result),
-              jsonReport(a.traces, analyzer::analyze(a.traces, copied)))
-        << "copied without a thread ahead";
   }
   for (const auto &f : a.result.findings)
     if (isParticipationRule(f.ruleId))

@@ -16,7 +16,8 @@ RANKS = 4
 # The participation rules these tests are about (the objective rules may add notes on windows).
 PARTICIPATION = {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
                  "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch",
-                 "collective-reorder", "send-recv-mismatch", "hang", "incomplete-trace"}
+                 "collective-reorder", "send-recv-mismatch", "hang", "incomplete-trace",
+                 "rank-ended-unfinished"}
 
 
 def kill_leftovers(trace_dir):
@@ -147,6 +148,19 @@ def main():
         assert status == 1
 
     case("hang", "bug_hang", [], 4, True, hang)
+
+    # Every rank dies between collectives: all calls matched, yet never "no findings".
+    def crashed(status, report):
+        found = of(report, "rank-ended-unfinished")
+        assert len(found) == 1, [f["message"] for f in report["findings"]]
+        assert ranks(found[0], "ended") == [0, 1, 2, 3], found[0]
+        detail = [g["detail"] for g in found[0]["groups"]][0]
+        assert "barrier (seq 0), had returned" in detail, detail
+        assert not of(report, "hang"), "nobody was inside a collective"
+        assert status == 1
+
+    case("crash_segv", "bug_crash", ["segv"], 30, False, crashed)
+    case("crash_assert", "bug_crash", ["assert"], 30, False, crashed)
 
     if args.nccl:
         def clean_but_unverified_average(status, report):

@@ -268,6 +268,9 @@ def main():
     out = run([cc, "explain", "hang"])
     check("explain prints the page", out.returncode == 0 and "## Rationale" in out.stdout
           and "## Fix" in out.stdout)
+    out = run([cc, "explain", "collcheck-uncompensated-mean"])
+    check("explain takes the name clang-tidy prints", out.returncode == 0
+          and "## Rationale" in out.stdout, out.stderr)
     out = run([cc, "explain", "no-such-rule"])
     check("explain of an unknown rule exits 2", out.returncode == 2)
     out = run([cc, "--version"])

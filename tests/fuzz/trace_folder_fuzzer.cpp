@@ -45,7 +45,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       __builtin_trap(); // every problem says why
   if (!traces.fatal) {
     AnalysisOptions options;
-    options.readAhead = false;
     // Each position costs its communicator's size even when few of its ranks left a file (a
     // claimed 2^21-rank world over one file takes 0.2 s a position in a release build): bounded
     // here so that the inputs explore the logic; bench/ and docs/performance.md cover the scaling.

@@ -71,6 +71,25 @@ def main():
         assert out.stdout.strip() == "False", out.stdout
         assert not os.path.exists(output), os.listdir(output)
 
+    @case("python.no_preload_reads_no_tensor")
+    def _():
+        # A tensor's .item() waits for its device: without the tracer nothing may call it.
+        out = python("""
+            import collcheck
+
+            class DeviceScalar:
+                def item(self):
+                    raise AssertionError("item() called without the tracer")
+
+            collcheck.window_begin(0)
+            collcheck.valid_count(DeviceScalar())
+            collcheck.normalization(collcheck.MULTIPLIER, DeviceScalar())
+            collcheck.reducer_scale(DeviceScalar(), every_window=True)
+            collcheck.window_begin(1)
+            print("done")
+        """, preload=False, output=os.path.join(args.work, "absent-tensor"))
+        assert out.returncode == 0 and out.stdout.strip() == "done", out.stderr
+
     @case("python.records_under_preload")
     def _():
         output = os.path.join(args.work, "present")

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -127,4 +129,114 @@ TEST(ForkExec, ChildrenGetTheirOwnFileOnlyWhenTheyMakeATracedCall) {
     EXPECT_EQ(child->header.worldRank, -1) << child->path;
   }
   EXPECT_EQ(windows, (std::multiset<uint64_t>{5, 7}));
+}
+
+TEST(Launcher, MpirunLineWithItsOwnExportsStillForwardsTheTracer) {
+  // Open MPI refuses -x beside the mca_base_env_list parameter: the tracer's variables travel as
+  // -x options of the line itself, and the user's own -x keeps working.
+  std::string dir = freshDir("launcher-export");
+  std::string out = dir + ".out";
+  ASSERT_EQ(runPlain("COLLCHECK_TEST_VALUE=forwarded " + kCollcheck + " run -o " + dir + " -- " +
+                     mpirun(2) +
+                     "-x COLLCHECK_TEST_VALUE " COLLCHECK_PROGRAM_DIR "/mpi_many 3 >/dev/null 2>" +
+                     out),
+            0)
+      << slurp(out);
+  EXPECT_EQ(traceCount(dir), 2u) << slurp(out);
+  std::string second = dir + "-env";
+  ASSERT_EQ(runPlain("COLLCHECK_TEST_VALUE=forwarded " + kCollcheck + " run -o " + second + " -- " +
+                     mpirun(2) +
+                     "-x COLLCHECK_TEST_VALUE printenv COLLCHECK_TEST_VALUE "
+                     "COLLCHECK_OUTPUT >" +
+                     out + " 2>/dev/null"),
+            0);
+  std::string printed = slurp(out);
+  EXPECT_EQ(std::count(printed.begin(), printed.end(), '\n'), 4) << printed;
+  EXPECT_NE(printed.find("forwarded\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(std::filesystem::absolute(second).string()), std::string::npos) << printed;
+}
+
+TEST(Launcher, AFolderHoldingTracesOfAnEarlierRunIsRefused) {
+  std::string dir = freshDir("launcher-twice");
+  std::string err = dir + ".err";
+  std::string line = kCollcheck + " run -o " + dir + " -- " + mpirun(2) +
+                     COLLCHECK_PROGRAM_DIR "/mpi_many 2 >/dev/null 2>" + err;
+  ASSERT_EQ(runPlain(line), 0) << slurp(err);
+  ASSERT_EQ(traceCount(dir), 2u);
+  EXPECT_EQ(runPlain(line), 2);
+  EXPECT_NE(slurp(err).find("already holds 2 trace files"), std::string::npos) << slurp(err);
+  EXPECT_EQ(traceCount(dir), 2u) << "the first run's files are left as they were";
+}
+
+TEST(Launcher, SrunExportListGetsTheTracerVariables) {
+  // A stand-in named srun on PATH shows the line collcheck hands to Slurm (no cluster here).
+  std::string dir = freshDir("launcher-srun");
+  std::filesystem::create_directories(dir + "-bin");
+  std::string fake = dir + "-bin/srun";
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\nprintf '%s\\n' \"$@\"\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  std::string out = dir + ".out";
+  auto line = [&](const std::string &options) {
+    EXPECT_EQ(runPlain("PATH=" + dir + "-bin:$PATH " + kCollcheck + " run -o " + dir + " -- srun " +
+                       options + " ./train >" + out + " 2>/dev/null"),
+              0);
+    return slurp(out);
+  };
+  EXPECT_EQ(line("-n 4"), "-n\n4\n./train\n") << "the whole environment is forwarded already";
+  EXPECT_EQ(line("--export=ALL,X=1 -n 4"), "--export=ALL,X=1\n-n\n4\n./train\n");
+  EXPECT_EQ(line("--export=NONE -n 4"),
+            "--export=LD_PRELOAD,COLLCHECK_OUTPUT,COLLCHECK_JOB_ID\n-n\n4\n./train\n");
+  EXPECT_EQ(line("--export PATH -n 4"),
+            "--export\nPATH,LD_PRELOAD,COLLCHECK_OUTPUT,COLLCHECK_JOB_ID\n-n\n4\n./train\n");
+}
+
+TEST(HangWatch, ASkippedCollectiveIsDiagnosedWhileTheJobIsStuckAndKilledOnRequest) {
+  std::string dir = freshDir("watch-skip");
+  std::string err = dir + ".err", json = dir + ".json";
+  auto start = std::chrono::steady_clock::now();
+  // timeout(1) is the test's own guard: the watcher, not it, must end the job.
+  int status = runPlain("timeout -s KILL 90 " + kCollcheck + " run -o " + dir +
+                        " --hang-timeout 2 --on-hang kill --json " + json + " -- " + mpirun(3) +
+                        COLLCHECK_PROGRAM_DIR "/mpi_pause skip >/dev/null 2>" + err);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string text = slurp(err);
+  EXPECT_NE(status, 137) << "the guard had to kill the job: " << text;
+  EXPECT_NE(status, 0) << text;
+  EXPECT_LT(seconds, 2 + 5 + 10 + 15) << "timeout + diagnosis + grace + the job's start";
+  EXPECT_NE(text.find("the job looks hung"), std::string::npos) << text;
+  EXPECT_NE(text.find("ending the job"), std::string::npos) << text;
+  EXPECT_NE(text.find("wait in allreduce"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 2"), std::string::npos) << "the rank that skipped: " << text;
+  EXPECT_NE(slurp(json).find("\"hang\""), std::string::npos) << slurp(json);
+  // Every trace stays readable after the kill.
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 3u);
+  for (const ProcessTrace &t : traces)
+    EXPECT_EQ(t.summary.torn + t.summary.corrupt, 0u) << t.path;
+}
+
+TEST(HangWatch, ALongPauseBetweenCollectivesIsNoHang) {
+  std::string dir = freshDir("watch-pause");
+  std::string err = dir + ".err";
+  ASSERT_EQ(runPlain(kCollcheck + " run -o " + dir + " --hang-timeout 1 --on-hang kill -- " +
+                     mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_pause pause 4 >/dev/null 2>" + err),
+            0)
+      << slurp(err);
+  EXPECT_EQ(slurp(err).find("looks hung"), std::string::npos) << slurp(err);
+  EXPECT_EQ(traceCount(dir), 2u);
+}
+
+TEST(HangWatch, OptionsAreChecked) {
+  std::string dir = freshDir("watch-options");
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " --hang-timeout 0 -- true 2>/dev/null"), 2);
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " --hang-timeout x -- true 2>/dev/null"), 2);
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir + " --on-hang kill -- true 2>/dev/null"), 2)
+      << "--on-hang without --hang-timeout";
+  EXPECT_EQ(runPlain(kCollcheck + " run -o " + dir +
+                     " --hang-timeout 1 --on-hang maybe -- true "
+                     "2>/dev/null"),
+            2);
 }

@@ -146,6 +146,33 @@ TEST(Robustness, RanksTerminatedOrInterruptedLeaveReadableTraces) {
   killLoop(SIGINT, iterationsFromEnvironment(5) / 2 + 1);
 }
 
+TEST(Robustness, AFatalSignalIsRecordedAndTheProcessStillDiesOfIt) {
+#ifdef COLLCHECK_SANITIZED_PRELOAD
+  GTEST_SKIP() << "the sanitizer runtime installs its own handlers for the fatal signals";
+#endif
+  // A singleton (no mpirun): the shell sees the process's own end.
+  for (auto [mode, signal] : {std::pair{"segv", SIGSEGV}, std::pair{"abort", SIGABRT}}) {
+    std::string dir = freshDir(std::string("signal-") + mode);
+    EXPECT_EQ(
+        runTraced(COLLCHECK_PROGRAM_DIR "/mpi_crash " + std::string(mode) + " 2>/dev/null", dir),
+        128 + signal)
+        << "the signal's default action, as without the tracer";
+    std::vector<ProcessTrace> traces = loadTraces(dir);
+    ASSERT_EQ(traces.size(), 1u);
+    std::vector<format::Record> ends = ofKind(traces[0], Kind::ProcessSignal);
+    ASSERT_EQ(ends.size(), 1u) << mode;
+    EXPECT_EQ(ends[0].count, static_cast<uint64_t>(signal));
+    EXPECT_EQ(ofKind(traces[0], Kind::AllReduce).size(), 3u);
+    EXPECT_EQ(traces[0].header.finished, 0u);
+  }
+  // The application's own handler stays in place and nothing is recorded for it.
+  std::string dir = freshDir("signal-handled");
+  EXPECT_EQ(runTraced(COLLCHECK_PROGRAM_DIR "/mpi_crash handled 2>/dev/null", dir), 42);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_TRUE(ofKind(traces[0], Kind::ProcessSignal).empty());
+}
+
 TEST(Robustness, JobThatNeverCallsFinalizeLeavesACompleteTrace) {
   std::string dir = freshDir("no-finalize");
   // mpirun reports ranks that exit without MPI_Finalize as a failure: traced or not, alike.

@@ -60,6 +60,15 @@ public:
     return base + index % kChunkRecords;
   }
 
+  // A slot only where its chunk is mapped already, never growing the file (which takes a mutex):
+  // what a signal handler may call. Null otherwise (the loss is counted).
+  Record *reserveMapped() {
+    uint64_t index = next_.fetch_add(1, std::memory_order_relaxed);
+    uint64_t chunk = index / kChunkRecords;
+    Record *base = chunk < kMaxChunks ? chunks_[chunk].load(std::memory_order_acquire) : nullptr;
+    return base ? base + index % kChunkRecords : drop();
+  }
+
   FileHeader &header() { return *header_; }
   const std::string &path() const { return path_; }
   // The first error that stopped the file from growing, empty while none.

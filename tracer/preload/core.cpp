@@ -1,4 +1,5 @@
 #include "core.h"
+#include "fatal_signal.h"
 
 #include "capture.h"
 #include "clock.h"
@@ -143,6 +144,7 @@ format::Writer *openWriter() {
   static bool hooksInstalled = false;
   if (!hooksInstalled) {
     atexit(finishAtExit);
+    installFatalSignalRecorder();
     hooksInstalled = true;
   }
   format::Writer *w = writer.release();
@@ -363,6 +365,21 @@ void setNcclVersion(int version) {
 void markFinished() {
   if (format::Writer *w = writerPtr.load(std::memory_order_acquire))
     w->finish();
+}
+
+void recordProcessSignal(int signal) {
+  format::Writer *w = writerPtr.load(std::memory_order_acquire);
+  Record *r = w ? w->reserveMapped() : nullptr;
+  if (!r)
+    return;
+  r->tscStart = format::readTsc();
+  r->kind = static_cast<uint8_t>(Kind::ProcessSignal);
+  r->window = window.load(std::memory_order_relaxed);
+  r->setSeqThread(0, static_cast<uint16_t>(threadIndex < 0 ? 0 : threadIndex));
+  r->commRank = -1;
+  r->peer = -1;
+  r->count = static_cast<uint64_t>(signal);
+  format::publish(*r);
 }
 
 void groupStart() {

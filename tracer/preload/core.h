@@ -166,6 +166,8 @@ void setWorld(int32_t rank, int32_t size);
 void setMpiInfo(const char *libraryVersion, int threadLevel);
 void setNcclVersion(int version);
 void markFinished();
+// One ProcessSignal record, from a signal handler: no lock, no growth, no allocation.
+void recordProcessSignal(int signal);
 
 // NCCL group nesting on this thread: records inside a group carry its ordinal.
 void groupStart();

@@ -67,7 +67,7 @@ const Driver &driver() {
 
 // Pinned staging slots, one per capture in flight; the host function frees its slot. The input and
 // the output of a call each have their own slot and host function: one shared host function would
-// cost the host about 11 us less per count reduction (docs/performance.md), but would run only
+// cost the host about 11 us less per count reduction (bench/README.md, History), but would run only
 // after the collective, so that a collective that hangs (the case the post-mortem is for) would
 // leave no record of its inputs.
 constexpr size_t kSlots = 256;

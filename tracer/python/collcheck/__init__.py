@@ -8,7 +8,7 @@ mean g = (1/N) sum_r n_r mean_r, N = sum_r n_r (docs/annotations.md).
 The module calls the C entry points of ``tracer/include/collcheck/annotate.h``, which the preload
 library (``libcollcheck_preload.so``) defines. It finds them in the running process
 (``ctypes.CDLL(None)``): without the preload library every function is a no-op that costs one
-test, raises nothing and writes nothing.
+test, raises nothing, writes nothing and reads no tensor (no ``.item()``, so no device sync).
 
     import collcheck
     for step, batch in enumerate(loader):
@@ -107,10 +107,10 @@ def window_begin(window):
 def valid_count(count):
     """Adds `count` valid items (examples, unmasked tokens or a sum of sample weights) of this rank
     to the current window; call it once per micro-batch, the tracer adds them up."""
-    count = _number(count, "valid_count")
     function = _entry_points.get("collcheck_valid_count")
-    if function is not None:
-        function(count)
+    if function is None:
+        return  # before _number: a tensor's .item() would wait for its device
+    function(_number(count, "valid_count"))
 
 
 def normalization(how, multiplier=0.0):
@@ -124,19 +124,19 @@ def normalization(how, multiplier=0.0):
     how = int(how)
     if how not in _NAMES.values():
         raise ValueError(f"collcheck.normalization: {how} is not one of {sorted(_NAMES.values())}")
-    multiplier = _number(multiplier, "normalization")
     function = _entry_points.get("collcheck_normalization")
     if function is not None:
-        function(how, multiplier)
+        function(how, _number(multiplier, "normalization"))
 
 
 def reducer_scale(factor, every_window=False):
     """What the reducer does beyond the operation on the wire, e.g. 1/P for PyTorch DDP, which
     divides each bucket by the world size before a SUM all-reduce. With `every_window` the
     declaration is repeated at every later window_begin."""
+    function = _entry_points.get("collcheck_reducer_scale")
+    if function is None:
+        return
     factor = _number(factor, "reducer_scale")
     if every_window:
         _standing_reducer_scales.append(factor)
-    function = _entry_points.get("collcheck_reducer_scale")
-    if function is not None:
-        function(factor)
+    function(factor)

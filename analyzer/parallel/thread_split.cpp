@@ -1,7 +1,7 @@
 #include "thread_split.h"
 
+#include "merge.h"
 #include "share_plan.h"
-#include "split_analysis.h"
 
 #include <atomic>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace collcheck::analyzer::distributed {
+namespace collcheck::analyzer::parallel {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -24,15 +24,11 @@ double since(Clock::time_point t) {
 
 // What the threads share: the ranges handed over and not yet taken, and how many threads wait
 // for one. A running share looks between two of its rounds (asked, a load); the one that looks
-// first while a thread waits cuts what it has left (cutAhead, as a split's process does for an
-// asker that has nothing left to read) and queues the rest.
+// first while a thread waits cuts what it has left (cutAhead) and queues the rest.
 class Handovers {
 public:
-  // `copied`: the shares copy their records (cutAhead reads the cuts' records so too).
-  Handovers(const TraceSet &traces, uint64_t commId, uint64_t startSlots, bool copied,
-            unsigned running)
-      : traces_(traces), commId_(commId), startSlots_(startSlots), copied_(copied),
-        running_(running) {}
+  Handovers(const TraceSet &traces, uint64_t commId, uint64_t startSlots, unsigned running)
+      : traces_(traces), commId_(commId), startSlots_(startSlots), running_(running) {}
 
   bool asked() const { return wanted_.load(std::memory_order_relaxed) > 0; }
 
@@ -42,7 +38,7 @@ public:
     if (waiting_ <= ready_.size())
       return std::nullopt; // another share answered first
     std::optional<std::vector<uint64_t>> cut =
-        cutAhead(traces_, commId_, from, range.end, startSlots_, 0, {}, copied_);
+        cutAhead(traces_, commId_, from, range.end, startSlots_);
     if (cut) {
       ready_.push_back({*cut, range.end, false, range.last, range.alongComm});
       update();
@@ -86,7 +82,6 @@ private:
 
   const TraceSet &traces_;
   const uint64_t commId_, startSlots_;
-  const bool copied_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<RangeSpec> ready_;
@@ -104,7 +99,7 @@ public:
     return handovers_.asked();
   }
   std::optional<std::vector<uint64_t>> giveAway(const std::vector<uint64_t> &from,
-                                                const RangeSpec &range, double) override {
+                                                const RangeSpec &range) override {
     return handovers_.giveAway(from, range);
   }
 
@@ -119,30 +114,23 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
                       AnalysisResult &out, std::string &why, ThreadSplitStats &stats,
                       Balance balance) {
   stats.threads = static_cast<int>(threads);
-  std::optional<uint64_t> comm = cutCommunicator(traces, options.copyChunks);
+  std::optional<uint64_t> comm = cutCommunicator(traces);
   if (!comm) {
     why = "no communicator spans every file";
     return false;
   }
   auto t0 = Clock::now();
-  // Each thread reads its share from the mappings: the prefetching reader's helper thread would
-  // take a core from another share.
-  // Together they keep half of what one thread keeps mapped: beside each share's own state, the
-  // process stays within the memory the analyzer promises (1 GiB at 1,024 ranks,
-  // docs/performance.md). (A release of a thread's pages interrupts the other threads' cores, to
-  // drop the pages from their TLBs: load/page_release.h releases a round's pages at once.)
-  AnalysisOptions shareOptions = options;
-  shareOptions.readAhead = false;
-  shareOptions.mappedBudget = options.mappedBudget / 2 / threads;
-  // Starting a share costs about a round of reading (split_analysis.cpp, where a process asks).
-  Handovers handovers(traces, *comm, options.readChunk, options.copyChunks, threads);
+  // Each thread reads its share with its own chunk buffers, as one thread reads the whole job.
+  const AnalysisOptions &shareOptions = options;
+  // Starting a share costs about a round of reading.
+  Handovers handovers(traces, *comm, options.readChunk, threads);
   std::vector<std::vector<RangeResult>> results(threads);
   std::vector<std::exception_ptr> failures(threads);
   const int slow = indexFromEnvironment("COLLCHECK_THREAD_SPLIT_SLOW"); // thread_split.h
   auto work = [&](unsigned t) {
     ThreadControl control(handovers, slow == static_cast<int>(t));
-    std::optional<RangeSpec> range = planShare(
-        traces, *comm, static_cast<int>(t), static_cast<int>(threads), balance, options.copyChunks);
+    std::optional<RangeSpec> range =
+        planShare(traces, *comm, static_cast<int>(t), static_cast<int>(threads), balance);
     while (range) {
       try {
         results[t].push_back(analyzeRange(traces, shareOptions, *range, &control));
@@ -180,4 +168,4 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
   return merged;
 }
 
-} // namespace collcheck::analyzer::distributed
+} // namespace collcheck::analyzer::parallel

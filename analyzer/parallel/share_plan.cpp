@@ -7,7 +7,7 @@
 #include <map>
 #include <string_view>
 
-namespace collcheck::analyzer::distributed {
+namespace collcheck::analyzer::parallel {
 namespace {
 
 using format::Kind;
@@ -19,7 +19,7 @@ bool isCallOn(const format::Record &r, uint64_t commId) {
 
 // The sequence number of the first call on `commId` at or after slot `i`; UINT64_MAX: none.
 // A file's end is preallocated, never-written slots: a long run of empty slots is taken for it
-// (a cut placed wrongly by this guess is found by rank 0's check, never trusted).
+// (a cut placed wrongly by this guess is found by the merge's check, never trusted).
 uint64_t nextSeqAt(SlotWindow &slots, uint64_t i, uint64_t commId) {
   constexpr uint64_t kEmptyRunIsEnd = 256;
   uint64_t empty = 0;
@@ -32,10 +32,9 @@ uint64_t nextSeqAt(SlotWindow &slots, uint64_t i, uint64_t commId) {
   return UINT64_MAX;
 }
 
-// The first slot at which the calls on `commId` have sequence numbers `seq` or later. (Read as the
-// analysis reads: where it copies its records, copied; a cut touches a page or two of each file,
-// which at 4,096 files cost a process 0.06-0.15 s of CPU through the mapping on a machine whose
-// mapped page costs 8 copied ones.)
+// The first slot at which the calls on `commId` have sequence numbers `seq` or later. (Copied as
+// the analysis reads: a cut touches a page or two of each file, which at 4,096 files cost 0.06-0.15
+// s of CPU through the mapping on a machine whose mapped page costs 8 copied ones.)
 uint64_t cutSlot(SlotWindow &slots, uint64_t commId, uint64_t seq, uint64_t guess) {
   uint64_t n = slots.count();
   // Files of one program have the same layout: the first file's cut is nearly always right.
@@ -63,13 +62,13 @@ uint64_t usedSlots(SlotWindow &slots) {
 
 // In every file, the first slot at which the calls on `commId` have sequence numbers `seq` or
 // later (the first file's slot is the guess for the others: files of one program agree).
-std::vector<uint64_t> cutsAt(const TraceSet &traces, uint64_t commId, uint64_t seq, bool copied) {
-  SlotWindow first(*traces.files[0].reader, copied);
+std::vector<uint64_t> cutsAt(const TraceSet &traces, uint64_t commId, uint64_t seq) {
+  SlotWindow first(*traces.files[0].reader);
   uint64_t guess = cutSlot(first, commId, seq, 0);
   std::vector<uint64_t> cuts(traces.files.size());
   cuts[0] = guess;
   for (size_t f = 1; f < traces.files.size(); ++f) {
-    SlotWindow slots(*traces.files[f].reader, copied);
+    SlotWindow slots(*traces.files[f].reader);
     cuts[f] = cutSlot(slots, commId, seq, guess);
   }
   return cuts;
@@ -77,7 +76,7 @@ std::vector<uint64_t> cutsAt(const TraceSet &traces, uint64_t commId, uint64_t s
 
 // The cut of boundary `k` of `count` in every file (0: the files' starts; count: their ends).
 std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, int count,
-                               Balance balance, bool copied) {
+                               Balance balance) {
   std::vector<uint64_t> cuts(traces.files.size(), 0);
   if (k <= 0)
     return cuts;
@@ -87,7 +86,7 @@ std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, i
     return cuts;
   // Equal byte ranges of the first file: an unfinished file's preallocated, never-written end is
   // read too, and costs nearly what records cost (the page-cache traffic dominates).
-  SlotWindow first(*traces.files[0].reader, copied);
+  SlotWindow first(*traces.files[0].reader);
   uint64_t slots = balance == Balance::Bytes ? first.count() : usedSlots(first);
   uint64_t target = slots * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
   uint64_t seq = nextSeqAt(first, target, commId);
@@ -95,17 +94,17 @@ std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, i
     return std::vector<uint64_t>(traces.files.size(), 0);
   if (seq == UINT64_MAX)
     return cuts; // past the communicator's last call: the share before reads the files' ends
-  return cutsAt(traces, commId, seq, copied);
+  return cutsAt(traces, commId, seq);
 }
 
 } // namespace
 
-std::optional<uint64_t> cutCommunicator(const TraceSet &traces, bool copied) {
+std::optional<uint64_t> cutCommunicator(const TraceSet &traces) {
   if (traces.files.empty())
     return std::nullopt;
   // Communicators are created at the start: the first file's first slots tell which span every
   // file and which of them carries the most calls.
-  SlotWindow first(*traces.files[0].reader, copied);
+  SlotWindow first(*traces.files[0].reader);
   constexpr uint64_t kLook = 8192;
   std::map<uint64_t, uint64_t> calls;
   std::map<uint64_t, bool> spansAll;
@@ -133,11 +132,11 @@ Balance balanceFromEnvironment() {
   return value && std::string_view(value) == "records" ? Balance::Records : Balance::Bytes;
 }
 
-RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count, Balance balance,
-                    bool copied) {
+RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int count,
+                    Balance balance) {
   RangeSpec spec;
-  spec.begin = boundary(traces, commId, index, count, balance, copied);
-  spec.end = boundary(traces, commId, index + 1, count, balance, copied);
+  spec.begin = boundary(traces, commId, index, count, balance);
+  spec.end = boundary(traces, commId, index + 1, count, balance);
   spec.first = index == 0;
   // The share that reads to the files' ends is the last one (those after it, if any, are empty).
   spec.last = true;
@@ -149,32 +148,27 @@ RangeSpec planShare(const TraceSet &traces, uint64_t commId, int index, int coun
 
 std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t commId,
                                               const std::vector<uint64_t> &from,
-                                              const std::vector<uint64_t> &end, uint64_t startSlots,
-                                              uint64_t askerLeft, Pace pace, bool copied) {
+                                              const std::vector<uint64_t> &end,
+                                              uint64_t startSlots) {
   const size_t files = traces.files.size();
   if (files == 0 || from.size() != files || end.size() != files || from[0] >= end[0])
     return std::nullopt;
-  // q: how much faster the asker reads (1 when a pace is unknown; bounded, for a pace measured
-  // over a short time). Counted in the asker's time, this share has left * q to go and the
-  // asker askerLeft, then a share's start; both end together when the asker gets g with
-  // (left - g) q = askerLeft + start + g. That gains the job g q in the asker's time (this share
-  // ends so much sooner); less than half a start is within the error of the estimate: kept.
-  const double q =
-      pace.giver > 0 && pace.asker > 0 ? std::clamp(pace.asker / pace.giver, 0.25, 4.0) : 1.0;
+  // The asker pays a share's start, then both end together when it gets g with
+  // left - g = start + g. Less than half a start is within the error of the estimate: kept.
   const auto left = static_cast<double>(end[0] - from[0]);
   const auto start = static_cast<double>(std::max<uint64_t>(startSlots, 1));
-  const double given = (left * q - static_cast<double>(askerLeft) - start) / (1 + q);
-  if (given * q < start / 2) // given < left: (left q - ...) / (1 + q) < left
+  const double given = (left - start) / 2;
+  if (given < start / 2)
     return std::nullopt;
-  SlotWindow first(*traces.files[0].reader, copied);
+  SlotWindow first(*traces.files[0].reader);
   uint64_t seq = nextSeqAt(first, end[0] - static_cast<uint64_t>(given), commId);
   if (seq == 0 || seq == UINT64_MAX)
     return std::nullopt;
-  std::vector<uint64_t> cuts = cutsAt(traces, commId, seq, copied);
+  std::vector<uint64_t> cuts = cutsAt(traces, commId, seq);
   for (size_t f = 0; f < files; ++f)
     if (cuts[f] <= from[f] || cuts[f] > end[f])
       return std::nullopt;
   return cuts;
 }
 
-} // namespace collcheck::analyzer::distributed
+} // namespace collcheck::analyzer::parallel

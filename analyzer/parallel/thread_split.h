@@ -1,8 +1,7 @@
-// A split analysis within one process: the job's planned shares (share_plan.h), one per thread,
-// read side by side from the files' mappings; a thread that finishes its share takes over the
-// second half of what another one has left, as a process of a split asks for work, without
-// messages; then the shares are merged as rank 0 merges a split's (split_analysis.h). The report
-// is the one a single thread writes.
+// The analysis split among the threads of the process: the job's planned shares (share_plan.h),
+// one per thread, read side by side from the files' mappings; a thread that finishes its share
+// takes over the second half of what another one has left; then the shares are merged (merge.h).
+// The report is the one a single thread writes.
 #pragma once
 
 #include "../load/trace_set.h"
@@ -11,7 +10,7 @@
 
 #include <string>
 
-namespace collcheck::analyzer::distributed {
+namespace collcheck::analyzer::parallel {
 
 struct ThreadSplitStats {
   int threads = 0;
@@ -33,4 +32,4 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
                       AnalysisResult &out, std::string &why, ThreadSplitStats &stats,
                       Balance balance = Balance::Bytes);
 
-} // namespace collcheck::analyzer::distributed
+} // namespace collcheck::analyzer::parallel

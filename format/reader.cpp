@@ -78,9 +78,9 @@ std::unique_ptr<Reader> Reader::openWithReason(const std::string &path, std::str
     return fail(h.endianTag == byteSwap32(kEndianTag)
                     ? "written with the other byte order; not supported"
                     : "bad byte-order tag; the header is corrupt");
-  if (h.version != kVersion)
+  if (h.version < kOldestVersion || h.version > kVersion)
     return fail("unsupported trace version " + std::to_string(h.version) + " (this build reads " +
-                std::to_string(kVersion) + ")");
+                std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) + ")");
   if (h.headerSize != kHeaderSize || h.recordSize != kRecordSize)
     return fail("unexpected header or record size (" + std::to_string(h.headerSize) + ", " +
                 std::to_string(h.recordSize) + ")");

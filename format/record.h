@@ -1,4 +1,4 @@
-// The collcheck trace format, version 1: one file per traced process, a 4096-byte header followed
+// The collcheck trace format, version 2: one file per traced process, a 4096-byte header followed
 // by 64-byte records. Documented in docs/trace-format.md; this header is the normative layout.
 // Depends on nothing but the C++ standard library, so the preload library, the analyzer and the
 // benchmarks share it.
@@ -14,7 +14,10 @@
 namespace collcheck::format {
 
 inline constexpr char kMagic[8] = {'C', 'O', 'L', 'L', 'C', 'H', 'K', '\0'};
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
+// The oldest version readers accept: version 1 has no CapturedValues records, only ValueCapture
+// ones, and is otherwise the same.
+inline constexpr uint32_t kOldestVersion = 1;
 inline constexpr uint32_t kHeaderSize = 4096;
 inline constexpr uint32_t kRecordSize = 64;
 inline constexpr uint32_t kEndianTag = 0x01020304;
@@ -227,6 +230,83 @@ inline constexpr size_t kMembersOffset = 24;
 static_assert(kMembersOffset + kMembersPerRecord * sizeof(int32_t) <= offsetof(Record, kind));
 int32_t memberAt(const Record &r, int i);
 void setMemberAt(Record &r, int i, int32_t worldRank);
+
+// Payload of a CapturedValues record (version 2): a count reduction's values, in one record
+// instead of one ValueCapture record per value. commId, seq, thread, commRank and dataType are
+// the call's; the payload overlays bytes 24..47 and 52..59 (timestamp, count, aux and window), so
+// it has none of those. `op` says what it holds: bits 0..2 the element count (1..4), bit 3 inputs
+// present, bit 4 outputs present, bit 5 narrow slots, bit 6 the output in `duration`. Slots hold
+// the inputs, then the outputs: wide slots (4) a double each; narrow slots (8) 4 bytes each: a
+// float for float32, a uint32 for uint32, else an int32 (an integer value that fits one).
+// The inputs are published before the call, so that a call that never returns keeps them. Its
+// output, where it is one element and a non-negative integer below 2^31, is then stored in that
+// record's `duration` when the call returns (bit 31 set: written; bits 0..30 the value), as a
+// call's duration is; any other output takes a CapturedValues record of its own.
+inline constexpr uint8_t kPackedElementsMask = 0x7;
+inline constexpr uint8_t kPackedInputs = 1u << 3;
+inline constexpr uint8_t kPackedOutputs = 1u << 4;
+inline constexpr uint8_t kPackedNarrow = 1u << 5;
+inline constexpr uint8_t kPackedOutputInDuration = 1u << 6;
+inline constexpr uint32_t kDurationOutputWritten = 0x80000000u;
+inline constexpr int kPackedMaxElements = 4;
+inline size_t packedSlotOffset(int slot, bool narrow) {
+  size_t offset = 24 + static_cast<size_t>(slot) * (narrow ? 4 : 8);
+  return offset >= offsetof(Record, commRank) ? offset + 4 : offset; // commRank stays the call's
+}
+
+// One captured value, from a ValueCapture or a CapturedValues record.
+struct CapturedValue {
+  uint32_t index;    // element index in the call's buffer
+  uint32_t elements; // elements captured of that buffer
+  bool output;       // the call's result (else its input)
+  double value;
+};
+// The values a ValueCapture or CapturedValues record holds, into `out`; returns how many (0 for
+// other kinds).
+inline int capturedValues(const Record &r, CapturedValue out[2 * kPackedMaxElements]) {
+  if (r.kind == static_cast<uint8_t>(Kind::ValueCapture)) {
+    out[0] = {static_cast<uint32_t>(r.count), r.peer > 0 ? static_cast<uint32_t>(r.peer) : 1,
+              (r.flags & kFlagCaptureOutput) != 0, r.auxDouble()};
+    return 1;
+  }
+  if (r.kind != static_cast<uint8_t>(Kind::CapturedValues))
+    return 0;
+  int n = r.op & kPackedElementsMask;
+  if (n < 1 || n > kPackedMaxElements)
+    return 0;
+  bool narrow = (r.op & kPackedNarrow) != 0;
+  int found = 0, slot = 0;
+  for (int side = 0; side < 2; ++side) {
+    if (!(r.op & (side ? kPackedOutputs : kPackedInputs)))
+      continue;
+    for (int i = 0; i < n; ++i, ++slot) {
+      const char *at = reinterpret_cast<const char *>(&r) + packedSlotOffset(slot, narrow);
+      double v;
+      if (!narrow) {
+        std::memcpy(&v, at, sizeof v);
+      } else if (r.dataType == static_cast<uint8_t>(DataType::Float32)) {
+        float f;
+        std::memcpy(&f, at, sizeof f);
+        v = f;
+      } else if (r.dataType == static_cast<uint8_t>(DataType::Uint32)) {
+        uint32_t u;
+        std::memcpy(&u, at, sizeof u);
+        v = u;
+      } else {
+        int32_t k;
+        std::memcpy(&k, at, sizeof k);
+        v = k;
+      }
+      out[found++] = {static_cast<uint32_t>(i), static_cast<uint32_t>(n), side == 1, v};
+    }
+  }
+  if ((r.op & kPackedOutputInDuration) && n == 1) {
+    uint32_t d = std::atomic_ref<const uint32_t>(r.duration).load(std::memory_order_relaxed);
+    if (d & kDurationOutputWritten)
+      out[found++] = {0, 1, true, static_cast<double>(d & ~kDurationOutputWritten)};
+  }
+  return found;
+}
 
 inline uint16_t recordHash(const Record &r) {
   // Covers bytes 2..3 (group) and 8..63; `check` itself and the mutable duration are excluded. The

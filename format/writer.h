@@ -2,7 +2,9 @@
 // the page cache the moment it is published and survives SIGKILL of the process.
 // reserve() is lock-free and allocation-free; growing the file (every kChunkRecords records) takes
 // a mutex and reserves the disk space first (posix_fallocate), so a full disk is an error code
-// here, never a SIGBUS in the application.
+// here, never a SIGBUS in the application. With startGrower(), a thread of the writer's own does
+// the growing ahead of need (extends, maps and write-faults the chunks after the one in use), so
+// that the threads that call reserve() do not wait for it.
 #pragma once
 
 #include "format/record.h"
@@ -18,6 +20,10 @@ class Writer {
 public:
   static constexpr uint64_t kChunkRecords = 16384; // 1 MiB of records per extension
   static constexpr uint64_t kMaxChunks = 1u << 16; // 64 GiB per file
+  // With a grower: chunks kept mapped beyond the one in use (the file's preallocated end is at
+  // most this many chunks more), and how often (in records) reserve() wakes a waiting grower.
+  static constexpr uint64_t kChunksAhead = 2;
+  static constexpr uint64_t kWakeEvery = 4096;
 
   struct Identity {
     std::string host;
@@ -41,6 +47,8 @@ public:
   Record *reserve() {
     uint64_t index = next_.fetch_add(1, std::memory_order_relaxed);
     uint64_t chunk = index / kChunkRecords;
+    if (index % kWakeEvery == 0 && growerStarted_) [[unlikely]]
+      wakeGrower();
     if (chunk >= kMaxChunks) [[unlikely]]
       return drop();
     Record *base = chunks_[chunk].load(std::memory_order_acquire);
@@ -72,10 +80,19 @@ public:
   // In a forked child: forget the parent's mappings without touching the parent's file.
   void abandon();
 
+  // Starts the thread that grows the file ahead of need; false where no thread could be started
+  // (the callers of reserve() then grow it themselves). The thread blocks every signal, so that
+  // none meant for the application lands on it. Call once, before the first reserve().
+  bool startGrower();
+
 private:
   Writer() = default;
   Record *grow(uint64_t chunk);
+  Record *mapChunk(uint64_t chunk); // growMutex_ held
   Record *drop();
+  void wakeGrower();
+  static void *growerMain(void *self);
+  void growAhead();
 
   int fd_ = -1;
   std::string path_;
@@ -86,6 +103,15 @@ private:
   std::string failure_;
   std::atomic<bool> failed_{false};
   bool abandoned_ = false;
+  // The grower: started once, stopped by the destructor; it sleeps on growerEpoch_ (a futex) while
+  // growerWaiting_ says so, and reserve() bumps the epoch every kWakeEvery records.
+  bool growerStarted_ = false;
+  unsigned long growerThread_ = 0; // pthread_t
+  std::atomic<bool> growerStop_{false};
+  std::atomic<bool> growerWaiting_{false};
+  std::atomic<uint32_t> growerEpoch_{0};
+  uint64_t grownChunks_ = 0; // grower only: chunks known mapped
+  uint64_t touchedUpTo_ = 0; // grower only: records whose pages it has write-faulted
 };
 
 } // namespace collcheck::format

@@ -122,6 +122,18 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     j["count"] = r.count;
     j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
     break;
+  case Kind::CapturedValues: {
+    format::CapturedValue values[2 * format::kPackedMaxElements];
+    int n = format::capturedValues(r, values);
+    ordered_json inputs = ordered_json::array(), outputs = ordered_json::array();
+    for (int k = 0; k < n; ++k)
+      (values[k].output ? outputs : inputs).push_back(values[k].value);
+    j["seq"] = r.seq();
+    j["inputs"] = inputs;
+    j["outputs"] = outputs;
+    j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
+    break;
+  }
   default:
     if (format::isSequenced(kind)) {
       j["seq"] = r.seq();
@@ -141,7 +153,8 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
   j["group"] = r.group;
   j["flags"] = flagsJson(r.flags, analyzer::onIntercomm(r), format::isCallKind(r.kind));
   // Without measured durations (kHeaderDurations) a returned call reads as 0 ns.
-  j["duration_ns"] = format::returned(r)
+  // A captured_values record's duration holds its output (record.h), not a time.
+  j["duration_ns"] = format::returned(r) && kind != Kind::CapturedValues
                          ? ordered_json(static_cast<int64_t>(format::durationNanos(h, r)))
                          : ordered_json(nullptr);
   j["failed"] = format::failed(r);

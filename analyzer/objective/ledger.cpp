@@ -143,21 +143,28 @@ void Ledger::meta(int file, const format::Record &r, size_t files) {
     ++annotations_;
     return;
   }
-  case Kind::ValueCapture: {
-    if (r.commRank < 0 || r.commRank >= format::kMaxWorldSize || r.count >= kKeptElements)
+  case Kind::ValueCapture:
+  case Kind::CapturedValues: {
+    if (r.commRank < 0 || r.commRank >= format::kMaxWorldSize)
       return;
-    std::vector<CapturedValues> &perRank = captures_[{r.commId, r.seq()}];
-    if (perRank.size() <= static_cast<size_t>(r.commRank))
-      perRank.resize(static_cast<size_t>(r.commRank) + 1);
-    CapturedValues &v = perRank[static_cast<size_t>(r.commRank)];
-    bool output = (r.flags & format::kFlagCaptureOutput) != 0;
-    std::vector<double> &into = output ? v.output : v.input;
-    size_t elements = std::min<size_t>(kKeptElements, r.peer > 0 ? size_t(r.peer) : 1);
-    if (into.size() < elements)
-      into.resize(elements, kNotCaptured);
-    if (r.count < into.size()) {
-      into[r.count] = r.auxDouble();
-      (output ? v.outputCaptured : v.inputCaptured) |= static_cast<uint8_t>(1u << r.count);
+    format::CapturedValue values[2 * format::kPackedMaxElements];
+    int n = format::capturedValues(r, values);
+    for (int k = 0; k < n; ++k) {
+      const format::CapturedValue &c = values[k];
+      if (c.index >= kKeptElements)
+        continue;
+      std::vector<CapturedValues> &perRank = captures_[{r.commId, r.seq()}];
+      if (perRank.size() <= static_cast<size_t>(r.commRank))
+        perRank.resize(static_cast<size_t>(r.commRank) + 1);
+      CapturedValues &v = perRank[static_cast<size_t>(r.commRank)];
+      std::vector<double> &into = c.output ? v.output : v.input;
+      size_t elements = std::min<size_t>(kKeptElements, c.elements);
+      if (into.size() < elements)
+        into.resize(elements, kNotCaptured);
+      if (c.index < into.size()) {
+        into[c.index] = c.value;
+        (c.output ? v.outputCaptured : v.inputCaptured) |= static_cast<uint8_t>(1u << c.index);
+      }
     }
     return;
   }

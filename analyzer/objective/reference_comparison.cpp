@@ -53,15 +53,19 @@ WindowResults readResults(const TraceFile &file) {
       continue;
     const format::Record &r = reader.slot(i);
     auto kind = static_cast<Kind>(r.kind);
-    if (kind == Kind::ValueCapture) {
+    if (kind == Kind::ValueCapture || kind == Kind::CapturedValues) {
       auto it = byCall.find({r.commId, r.seq()});
       if (it == byCall.end())
         continue;
       FileReduction &fr = reductions[it->second];
-      if (r.flags & format::kFlagCaptureOutput)
-        store(fr.output, fr.outputCaptured, r.count, r.auxDouble());
-      else
-        store(fr.input, fr.inputCaptured, r.count, r.auxDouble());
+      format::CapturedValue values[2 * format::kPackedMaxElements];
+      int n = format::capturedValues(r, values);
+      for (int k = 0; k < n; ++k) {
+        if (values[k].output)
+          store(fr.output, fr.outputCaptured, values[k].index, values[k].value);
+        else
+          store(fr.input, fr.inputCaptured, values[k].index, values[k].value);
+      }
       continue;
     }
     if (!format::isSequenced(kind)) {

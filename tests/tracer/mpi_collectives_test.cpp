@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -109,27 +110,77 @@ TEST_F(MpiCollectives, EveryWorldCollectiveRecordedWithItsFields) {
   }
 }
 
-TEST_F(MpiCollectives, CountReductionValuesAreCapturedBeforeAndAfter) {
+TEST_F(MpiCollectives, CountReductionValuesAreCapturedInOneRecordBesideTheCall) {
   ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
   for (int r = 0; r < kRanks; ++r) {
     uint64_t world = createdId(traces_[r], format::CommOrigin::World);
     std::vector<format::Record> captures;
-    for (const format::Record &c : ofKind(traces_[r], Kind::ValueCapture))
+    for (const format::Record &c : ofKind(traces_[r], Kind::CapturedValues))
       if (c.commId == world)
         captures.push_back(c);
+    for (const format::Record &c : ofKind(traces_[r], Kind::ValueCapture))
+      EXPECT_NE(c.commId, world) << "rank " << r << ": a value of its own record";
     // Two small SUM all-reduces on the world: the in-place one (one double) and the count (one
-    // long); larger ones and other operations are not captured.
-    ASSERT_EQ(captures.size(), 4u) << "rank " << r;
-    const format::Record &input = captures[2], &output = captures[3];
+    // long); larger ones and other operations are not captured. One record each.
+    ASSERT_EQ(captures.size(), 2u) << "rank " << r;
+    const format::Record &count = captures[1];
     std::vector<format::Record> calls = sequenced(traces_[r], world);
-    EXPECT_EQ(input.seq(), calls.back().seq()) << "a capture names its call";
-    EXPECT_EQ(input.count, 0u) << "element index";
-    EXPECT_EQ(input.peer, 1) << "elements captured";
-    EXPECT_FALSE(input.flags & format::kFlagCaptureOutput);
-    EXPECT_TRUE(input.flags & format::kFlagIntegral);
-    EXPECT_DOUBLE_EQ(input.auxDouble(), r + 1.0);
-    EXPECT_TRUE(output.flags & format::kFlagCaptureOutput);
-    EXPECT_DOUBLE_EQ(output.auxDouble(), kRanks * (kRanks + 1) / 2.0);
+    EXPECT_EQ(count.seq(), calls.back().seq()) << "a capture names its call";
+    EXPECT_EQ(count.commRank, calls.back().commRank);
+    EXPECT_TRUE(count.flags & format::kFlagIntegral);
+    format::CapturedValue values[8];
+    ASSERT_EQ(format::capturedValues(count, values), 2) << "rank " << r;
+    EXPECT_FALSE(values[0].output);
+    EXPECT_EQ(values[0].index, 0u);
+    EXPECT_EQ(values[0].elements, 1u);
+    EXPECT_DOUBLE_EQ(values[0].value, r + 1.0);
+    EXPECT_TRUE(values[1].output);
+    EXPECT_DOUBLE_EQ(values[1].value, kRanks * (kRanks + 1) / 2.0);
+  }
+}
+
+TEST(MpiCountValues, EachFormOfValueKeepsItsValuesInAtMostTwoRecords) {
+  // programs/mpi_count_values.c on two ranks: rank r contributes r + 1 (r + 1.5, r + 0.25 where
+  // fractional). Per call: the records beside the call's own, and what they decode to. A one-
+  // element count takes one (its output in the inputs' record); any other, two.
+  std::string dir = freshDir("mpi_count_values");
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_count_values", dir), 0);
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const ProcessTrace &t = traces[static_cast<size_t>(r)];
+    EXPECT_TRUE(ofKind(t, Kind::ValueCapture).empty()) << t.path;
+    std::map<uint64_t, std::vector<format::CapturedValue>> inputs, outputs; // by call sequence
+    std::map<uint64_t, int> records;
+    for (const format::Record &c : ofKind(t, Kind::CapturedValues)) {
+      format::CapturedValue values[8];
+      int n = format::capturedValues(c, values);
+      ASSERT_GT(n, 0) << t.path;
+      ++records[c.seq()];
+      for (int k = 0; k < n; ++k)
+        (values[k].output ? outputs : inputs)[c.seq()].push_back(values[k]);
+    }
+    auto expectValues = [&](uint64_t seq, int wantRecords, std::vector<double> in,
+                            std::vector<double> out) {
+      EXPECT_EQ(records[seq], wantRecords) << t.path << ": call " << seq;
+      ASSERT_EQ(inputs[seq].size(), in.size()) << t.path << ": call " << seq;
+      ASSERT_EQ(outputs[seq].size(), out.size()) << t.path << ": call " << seq;
+      for (size_t i = 0; i < in.size(); ++i) {
+        EXPECT_EQ(inputs[seq][i].index, i);
+        EXPECT_EQ(inputs[seq][i].elements, in.size());
+        EXPECT_DOUBLE_EQ(inputs[seq][i].value, in[i]) << t.path << ": call " << seq << " in " << i;
+      }
+      for (size_t i = 0; i < out.size(); ++i)
+        EXPECT_DOUBLE_EQ(outputs[seq][i].value, out[i])
+            << t.path << ": call " << seq << " out " << i;
+    };
+    double x = r;
+    expectValues(0, 1, {x + 1}, {3});
+    expectValues(1, 2, {x + 0.25, 1, 2, 3}, {1.5, 2, 4, 6});
+    expectValues(2, 2, {x + 1.5, 0.5}, {4, 1});
+    expectValues(3, 2, {x + 1.5, 0.5, 1e12}, {4, 1, 2e12});
+    expectValues(4, 2, {x + 1, double(1L << 40), 0, -7}, {3, double(1L << 41), 0, -14});
+    expectValues(5, 1, {x + 1}, {}); // nonblocking: its result is not ready when it returns
   }
 }
 
@@ -265,6 +316,43 @@ TEST(MpiDatatypes, EveryNamedTypeKeepsItsMappingWhenCached) {
       EXPECT_EQ(static_cast<DataType>(calls[i].dataType), want)
           << t.path << ": call " << i << " (pass " << pass << ")";
     }
+  }
+}
+
+TEST(MpiHandleCaches, AFreedAndReusedHandleIsNotTakenForTheOldObject) {
+  // programs/mpi_handle_reuse.c: round r broadcasts twice with a contiguous type of r + 2 ints and
+  // all-reduces twice with an operation of its own, then once with MPI_SUM, and frees both. The
+  // second call of each pair is mapped from the tracer's caches; a round whose type or operation
+  // got the freed one's handle back must still be recorded with its own facts.
+  std::string dir = freshDir("mpi_handle_reuse");
+  std::string out = dir + ".out";
+  ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_handle_reuse >" + out, dir), 0);
+  std::ifstream printed(out);
+  std::string line;
+  std::getline(printed, line);
+  int typesReused = -1, opsReused = -1;
+  ASSERT_EQ(std::sscanf(line.c_str(), "handles reused: types %d ops %d", &typesReused, &opsReused),
+            2)
+      << line;
+  EXPECT_GE(typesReused, 1) << "no type got a freed one's handle: the test proves nothing";
+  EXPECT_GE(opsReused, 1) << "no operation got a freed one's handle: the test proves nothing";
+  std::vector<ProcessTrace> traces = loadTraces(dir);
+  ASSERT_EQ(traces.size(), 2u);
+  for (const ProcessTrace &t : traces) {
+    std::vector<format::Record> broadcasts = ofKind(t, Kind::Broadcast);
+    ASSERT_EQ(broadcasts.size(), 8u) << t.path;
+    for (size_t i = 0; i < broadcasts.size(); ++i) {
+      const format::Record &b = broadcasts[i];
+      EXPECT_EQ(static_cast<DataType>(b.dataType), DataType::Derived) << t.path << ": call " << i;
+      EXPECT_TRUE(b.flags & format::kFlagDerivedSize) << t.path << ": call " << i;
+      EXPECT_EQ(b.aux, (i / 2 + 2) * sizeof(int)) << t.path << ": call " << i;
+    }
+    std::vector<format::Record> reductions = ofKind(t, Kind::AllReduce);
+    ASSERT_EQ(reductions.size(), 12u) << t.path;
+    for (size_t i = 0; i < reductions.size(); ++i)
+      EXPECT_EQ(static_cast<format::ReduceOp>(reductions[i].op),
+                i % 3 == 2 ? format::ReduceOp::Sum : format::ReduceOp::User)
+          << t.path << ": call " << i;
   }
 }
 

@@ -54,7 +54,120 @@ bool readElement(const void *buffer, uint64_t index, DataType type, double &valu
 
 bool integral(DataType type) { return type != DataType::Float32 && type != DataType::Float64; }
 
+// The call this thread is in and its values record (CallScope: one recorded call at a time per
+// thread), from the entry to the return.
+COLLCHECK_TLS const Record *heldCall = nullptr;
+COLLCHECK_TLS Record *heldValues = nullptr;
+
+// A value in a narrow (4-byte) slot, where it fits exactly (record.h, CapturedValues).
+bool narrowBits(DataType type, double v, uint32_t &bits) {
+  if (type == DataType::Float32) {
+    float f = static_cast<float>(v);
+    std::memcpy(&bits, &f, sizeof bits);
+    return true;
+  }
+  if (type == DataType::Uint32) {
+    bits = static_cast<uint32_t>(v);
+    return true;
+  }
+  if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != static_cast<double>(int64_t(v)))
+    return false;
+  int32_t k = static_cast<int32_t>(v);
+  std::memcpy(&bits, &k, sizeof bits);
+  return true;
+}
+
+// Fills `rec` as a CapturedValues record of `n` values of `call` (inputs or outputs); false where
+// narrow slots were asked for and a value does not fit one.
+bool packValues(Record &rec, const Record &call, int n, const double *values, bool outputs,
+                bool narrow) {
+  auto type = static_cast<DataType>(call.dataType);
+  rec = Record{};
+  rec.commId = call.commId;
+  rec.commRank = call.commRank;
+  rec.seqThread = call.seqThread;
+  rec.kind = static_cast<uint8_t>(Kind::CapturedValues);
+  rec.dataType = call.dataType;
+  rec.op = static_cast<uint8_t>(n | (outputs ? format::kPackedOutputs : format::kPackedInputs) |
+                                (narrow ? format::kPackedNarrow : 0));
+  rec.flags = static_cast<uint8_t>((integral(type) ? format::kFlagIntegral : 0) |
+                                   (call.flags & format::kFlagNccl));
+  for (int i = 0; i < n; ++i) {
+    char *at = reinterpret_cast<char *>(&rec) + format::packedSlotOffset(i, narrow);
+    if (!narrow) {
+      std::memcpy(at, &values[i], sizeof(double));
+      continue;
+    }
+    uint32_t bits;
+    if (!narrowBits(type, values[i], bits))
+      return false;
+    std::memcpy(at, &bits, sizeof bits);
+  }
+  return true;
+}
+
+// Publishes the values as one record (narrow slots where they fit), marked to take the output in
+// its duration when `outputLater`; the slot, or null.
+Record *publishValues(const Record &call, int n, const double *values, bool outputs,
+                      bool outputLater) {
+  Record rec;
+  if (!packValues(rec, call, n, values, outputs, true))
+    packValues(rec, call, n, values, outputs, false);
+  if (outputLater)
+    rec.op |= format::kPackedOutputInDuration;
+  Record *slot = reserveSlot();
+  if (slot)
+    commit(*slot, rec);
+  return slot;
+}
+
 } // namespace
+
+bool holdInputs(const Record &call, const void *input) {
+  if (detail::resultLimit > 0 || !isCountReduction(call) ||
+      call.count > format::kPackedMaxElements || !input || memoryKind(input) != MemoryKind::Host)
+      [[unlikely]]
+    return false;
+  auto type = static_cast<DataType>(call.dataType);
+  double inputs[format::kPackedMaxElements];
+  int n = static_cast<int>(call.count);
+  for (int i = 0; i < n; ++i)
+    if (!readElement(input, static_cast<uint64_t>(i), type, inputs[i]))
+      return false;
+  heldValues = publishValues(call, n, inputs, false, n == 1);
+  heldCall = &call;
+  return true;
+}
+
+void publishHeld(const Record &call, const void *output) {
+  Record *values = heldValues;
+  heldCall = nullptr;
+  heldValues = nullptr;
+  int n = static_cast<int>(call.count);
+  double outputs[format::kPackedMaxElements];
+  auto type = static_cast<DataType>(call.dataType);
+  for (int i = 0; i < n; ++i)
+    if (!output || !readElement(output, static_cast<uint64_t>(i), type, outputs[i]))
+      return;
+  if (n == 1 && values && outputs[0] >= 0 && outputs[0] < 2147483648.0 &&
+      outputs[0] == static_cast<double>(int64_t(outputs[0]))) {
+    // Beside the inputs, in the field written after publication (record.h): no record more.
+    std::atomic_ref<uint32_t>(values->duration)
+        .store(format::kDurationOutputWritten | static_cast<uint32_t>(outputs[0]),
+               std::memory_order_relaxed);
+    return;
+  }
+  publishValues(call, n, outputs, true, false);
+}
+
+void finishCapture(const Record &call, const void *output, bool failed) {
+  if (heldCall == &call) {
+    publishHeld(call, failed ? nullptr : output);
+    return;
+  }
+  if (!failed)
+    captureValues(call, output, true, kNoStream);
+}
 
 void configureCapture() {
   if (const char *off = getenv("COLLCHECK_CAPTURE"); off && std::strcmp(off, "0") == 0) {

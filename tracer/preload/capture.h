@@ -38,4 +38,17 @@ void recordCapturedValues(const Record &call, const void *values, uint64_t eleme
 // Reads the capture settings from the environment (once, when the trace file is opened).
 void configureCapture();
 
+// MPI count reductions (no results asked for): the input values go into one CapturedValues record
+// (record.h) before the call, published, so that a call that never returns keeps them; when the
+// call returns, a one-element output that is a non-negative 31-bit integer is stored in that
+// record's duration, any other output in a CapturedValues record of its own. False where the
+// call's values are not taken this way (device or unknown memory, a type read as no count,
+// results asked for): captureValues() then applies.
+bool holdInputs(const Record &call, const void *input);
+// After the held call returned: its outputs read from `output`; null where the call failed or
+// returns before its result is ready (nonblocking): nothing more.
+void publishHeld(const Record &call, const void *output);
+// After a call that asked for its output values (Started::captureOutput in mpi_recording.h).
+void finishCapture(const Record &call, const void *output, bool failed);
+
 } // namespace collcheck::tracer

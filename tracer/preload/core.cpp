@@ -136,6 +136,9 @@ format::Writer *openWriter() {
   if (measureDurations)
     writer->header().flags |= format::kHeaderDurations;
   configureCapture();
+  // The file grows on a thread of its own, ahead of the calls; where none can be started, the
+  // calls grow it themselves (each page then faults when the first record reaches it).
+  writer->startGrower();
   int32_t rank = knownWorldRank.load();
   writer->header().worldRank = rank >= 0 ? rank : worldRankFromEnvironment();
   static bool hooksInstalled = false;

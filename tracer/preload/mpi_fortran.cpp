@@ -307,3 +307,19 @@ COLLCHECK_FORTRAN_NAMES(COLLCHECK_FORTRAN_CREATE_GROUP, comm_create_group)
 COLLCHECK_FORTRAN_NAMES(COLLCHECK_FORTRAN_FREE, comm_free)
 #define COLLCHECK_FORTRAN_DISCONNECT(symbol) COLLCHECK_FORTRAN_RELEASE(symbol, Disconnect)
 COLLCHECK_FORTRAN_NAMES(COLLCHECK_FORTRAN_DISCONNECT, comm_disconnect)
+
+// Datatype and operation frees: the tracer's caches forget the handle (mpi_wrappers.cpp).
+#define COLLCHECK_FORTRAN_FORGET(symbol, Handle, f2c, forget)                                      \
+  COLLCHECK_EXPORT void symbol(MPI_Fint *handle, MPI_Fint *ierr) {                                 \
+    COLLCHECK_FORTRAN_REAL(symbol, (MPI_Fint *, MPI_Fint *));                                      \
+    Handle c = COLLCHECK_PMPI(f2c)(*handle);                                                       \
+    forget(c);                                                                                     \
+    real(handle, ierr);                                                                            \
+    forget(c);                                                                                     \
+  }
+#define COLLCHECK_FORTRAN_TYPE_FREE(symbol)                                                        \
+  COLLCHECK_FORTRAN_FORGET(symbol, MPI_Datatype, MPI_Type_f2c, forgetType)
+COLLCHECK_FORTRAN_NAMES(COLLCHECK_FORTRAN_TYPE_FREE, type_free)
+#define COLLCHECK_FORTRAN_OP_FREE(symbol)                                                          \
+  COLLCHECK_FORTRAN_FORGET(symbol, MPI_Op, MPI_Op_f2c, forgetOp)
+COLLCHECK_FORTRAN_NAMES(COLLCHECK_FORTRAN_OP_FREE, op_free)

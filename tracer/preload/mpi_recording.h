@@ -20,8 +20,8 @@ struct Started {
 // the output values it asked for.
 inline void finish(const Started &started, bool failed) {
   endRecord(started.record, failed);
-  if (started.captureOutput && !failed) [[unlikely]]
-    captureValues(*started.record, started.captureOutput, true, kNoStream);
+  if (started.captureOutput) [[unlikely]]
+    finishCapture(*started.record, started.captureOutput, failed);
 }
 
 #define COLLCHECK_WITH_REQUEST(...) (__VA_ARGS__, MPI_Request * request)

@@ -99,22 +99,9 @@ constexpr TypeName kTypes[] = {
     {"MPI_CXX_LONG_DOUBLE_COMPLEX", DataType::ComplexLong},
 };
 
-// Named (predefined) datatypes are never freed, so their mapping is cached by handle. Lock-free
-// lookup; a full cache only costs the slow path. A slot is claimed (kFilling) before its type is
-// written and published by storing the handle last, so no reader sees a handle with another
-// type's byte, and no writer touches a slot that another handle holds.
-constexpr size_t kTypeCacheSlots = 256;
-// No datatype handle is 1: Open MPI's are pointers, MPICH's tag their kind in high bits.
-constexpr uintptr_t kFilling = 1;
-struct TypeCacheSlot {
-  std::atomic<uintptr_t> handle{0};
-  std::atomic<uint8_t> type{0};
-};
-TypeCacheSlot typeCache[kTypeCacheSlots];
-size_t typeSlot(uintptr_t handle) {
-  return static_cast<size_t>((handle * 0x9e3779b97f4a7c15ull) >> (64 - 8));
-}
-static_assert(kTypeCacheSlots == size_t{1} << 8);
+// Datatypes and operations by handle, beyond each thread's last one (handle_cache.h).
+HandleCache<10> typeCache;
+HandleCache<8> opCache;
 
 // Fortran's named types, whose sizes follow the compiler's defaults (gfortran's
 // -fdefault-integer-8, -fdefault-real-8): recorded as the C type of the size the library gives
@@ -193,10 +180,8 @@ uint64_t ordinalAmongMembers(std::span<const int32_t> members, uint64_t key) {
 }
 
 namespace detail {
-COLLCHECK_TLS uintptr_t lastTypeHandle = 0;
-COLLCHECK_TLS uint8_t lastType = 0;
-COLLCHECK_TLS uintptr_t lastOpHandle = 0;
-COLLCHECK_TLS uint8_t lastOp = 0;
+COLLCHECK_TLS HandleMemo lastType;
+COLLCHECK_TLS HandleMemo lastOp;
 } // namespace detail
 
 MPI_Comm worldComm() {
@@ -245,54 +230,44 @@ int typeSize(MPI_Datatype type) {
 
 DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes) {
   auto key = reinterpret_cast<uintptr_t>(type);
-  size_t i = typeSlot(key);
-  for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
-    uintptr_t cached = typeCache[i].handle.load(std::memory_order_acquire);
-    if (cached == key) {
-      auto mapped = static_cast<DataType>(typeCache[i].type.load(std::memory_order_relaxed));
-      detail::lastTypeHandle = key;
-      detail::lastType = static_cast<uint8_t>(mapped);
-      return mapped;
+  // Read before the lookup: a free in between leaves this memo stale, never a stale memo current.
+  uint32_t generation = handleGeneration.load(std::memory_order_acquire);
+  HandleFacts facts;
+  if (!typeCache.find(key, facts)) {
+    int integers = 0, addresses = 0, types = 0, combiner = 0;
+    COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types, &combiner);
+    if (combiner != MPI_COMBINER_NAMED) {
+      facts.mapped = static_cast<uint8_t>(DataType::Derived);
+      facts.bytes = static_cast<uint64_t>(typeSize(type));
+    } else {
+      facts.mapped = static_cast<uint8_t>(nameToType(type));
     }
-    if (cached == 0)
-      break;
+    typeCache.insert(key, facts);
   }
-  int integers = 0, addresses = 0, types = 0, combiner = 0;
-  COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types, &combiner);
-  if (combiner != MPI_COMBINER_NAMED) {
-    derivedBytes = static_cast<uint64_t>(typeSize(type));
-    return DataType::Derived;
-  }
-  DataType mapped = nameToType(type);
-  detail::lastTypeHandle = key;
-  detail::lastType = static_cast<uint8_t>(mapped);
-  i = typeSlot(key);
-  for (size_t probe = 0; probe < 8; ++probe, i = (i + 1) & (kTypeCacheSlots - 1)) {
-    uintptr_t expected = 0;
-    if (!typeCache[i].handle.compare_exchange_strong(expected, kFilling,
-                                                     std::memory_order_relaxed)) {
-      if (expected == key)
-        break;
-      continue; // another handle's slot, or one being filled
-    }
-    typeCache[i].type.store(static_cast<uint8_t>(mapped), std::memory_order_relaxed);
-    typeCache[i].handle.store(key, std::memory_order_release);
-    break;
-  }
-  return mapped;
+  detail::lastType = HandleMemo{key, generation, facts};
+  derivedBytes = facts.bytes;
+  return static_cast<DataType>(facts.mapped);
 }
 
 ReduceOp mapOpSlow(MPI_Op op) {
-  if (!opHandlesReady.load(std::memory_order_acquire)) [[unlikely]]
-    loadOpHandles();
-  for (size_t i = 0; i < opHandles.size(); ++i)
-    if (opHandles[i].load(std::memory_order_relaxed) == op && op) {
-      detail::lastOpHandle = reinterpret_cast<uintptr_t>(op);
-      detail::lastOp = static_cast<uint8_t>(kOps[i].op);
-      return kOps[i].op;
-    }
-  return ReduceOp::User;
+  auto key = reinterpret_cast<uintptr_t>(op);
+  uint32_t generation = handleGeneration.load(std::memory_order_acquire);
+  HandleFacts facts;
+  if (!opCache.find(key, facts)) {
+    if (!opHandlesReady.load(std::memory_order_acquire)) [[unlikely]]
+      loadOpHandles();
+    facts.mapped = static_cast<uint8_t>(ReduceOp::User);
+    for (size_t i = 0; i < opHandles.size(); ++i)
+      if (opHandles[i].load(std::memory_order_relaxed) == op && op)
+        facts.mapped = static_cast<uint8_t>(kOps[i].op);
+    opCache.insert(key, facts);
+  }
+  detail::lastOp = HandleMemo{key, generation, facts};
+  return static_cast<ReduceOp>(facts.mapped);
 }
+
+void forgetType(MPI_Datatype type) { typeCache.forget(reinterpret_cast<uintptr_t>(type)); }
+void forgetOp(MPI_Op op) { opCache.forget(reinterpret_cast<uintptr_t>(op)); }
 
 std::vector<int32_t> worldMembers(MPI_Comm comm) {
   int size = 0;

@@ -210,9 +210,13 @@ namespace format = collcheck::format;
     commit(*started.record, rec);                                                                  \
     /* A persistent initialization carries no values: its buffers are read when it starts. */      \
     if (!((extraFlags)&format::kFlagPersistent) && capturesValues(rec)) [[unlikely]] {             \
-      captureValues(rec, captureInput, false, kNoStream);                                          \
-      /* A nonblocking call's output is not ready when it returns. */                              \
-      if (!((extraFlags)&format::kFlagNonBlocking))                                                \
+      /* A nonblocking call's output is not ready when it returns: its inputs alone. */            \
+      bool blocking = !((extraFlags)&format::kFlagNonBlocking);                                    \
+      if (!holdInputs(*started.record, captureInput))                                              \
+        captureValues(rec, captureInput, false, kNoStream);                                        \
+      else if (!blocking)                                                                          \
+        publishHeld(*started.record, nullptr);                                                     \
+      if (blocking)                                                                                \
         started.captureOutput = captureOutput;                                                     \
     }                                                                                              \
     return started;                                                                                \
@@ -382,4 +386,32 @@ COLLCHECK_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm) {
   if (!real)
     return missingReal("PMPI_Comm_disconnect not found");
   return releaseMpiComm(real, comm, format::CommReleaseHow::Disconnect);
+}
+
+// --- datatype and operation lifetimes ---------------------------------------------------------
+// Not recorded; a freed handle is forgotten by the tracer's caches (mpi_support.h), before the
+// call (no lookup after it returns finds the old facts) and after it (none made meanwhile either).
+
+COLLCHECK_EXPORT int MPI_Type_free(MPI_Datatype *type) {
+  static RealFunction<decltype(&PMPI_Type_free)> resolved("PMPI_Type_free");
+  const auto real = resolved.get();
+  if (!real)
+    return missingReal("PMPI_Type_free not found");
+  MPI_Datatype handle = type ? *type : MPI_Datatype{}; // MPI_DATATYPE_NULL is a libmpi symbol
+  forgetType(handle);
+  int rc = real(type);
+  forgetType(handle);
+  return rc;
+}
+
+COLLCHECK_EXPORT int MPI_Op_free(MPI_Op *op) {
+  static RealFunction<decltype(&PMPI_Op_free)> resolved("PMPI_Op_free");
+  const auto real = resolved.get();
+  if (!real)
+    return missingReal("PMPI_Op_free not found");
+  MPI_Op handle = op ? *op : MPI_Op{};
+  forgetOp(handle);
+  int rc = real(op);
+  forgetOp(handle);
+  return rc;
 }

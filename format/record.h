@@ -224,8 +224,7 @@ inline uint64_t durationTicks(const Record &r) {
 // a CommMembers record has no timestamp, count or window; the member total is the count of the
 // CommCreate record before it, and unused entries are -1.
 inline constexpr int kMembersPerRecord = 9;
-// Whether a record's tscStart is a time: not where a payload overlays it.
-inline bool hasTimestamp(uint8_t kind) { return kind != static_cast<uint8_t>(Kind::CommMembers); }
+
 inline constexpr size_t kMembersOffset = 24;
 static_assert(kMembersOffset + kMembersPerRecord * sizeof(int32_t) <= offsetof(Record, kind));
 int32_t memberAt(const Record &r, int i);
@@ -252,6 +251,12 @@ inline constexpr int kPackedMaxElements = 4;
 inline size_t packedSlotOffset(int slot, bool narrow) {
   size_t offset = 24 + static_cast<size_t>(slot) * (narrow ? 4 : 8);
   return offset >= offsetof(Record, commRank) ? offset + 4 : offset; // commRank stays the call's
+}
+
+// Whether a record's tscStart (and duration) are times: not where a payload overlays them.
+inline bool hasTimestamp(uint8_t kind) {
+  return kind != static_cast<uint8_t>(Kind::CommMembers) &&
+         kind != static_cast<uint8_t>(Kind::CapturedValues);
 }
 
 // One captured value, from a ValueCapture or a CapturedValues record.

@@ -1,9 +1,9 @@
 // The recording path's helpers on their own: the writer's grower thread (the file grows ahead of
 // the records, nothing is lost, the thread stops with the writer) and the handle caches of the MPI
 // wrappers (a forgotten handle is looked up afresh by every thread).
+#include "format/reader.h"
+#include "format/writer.h"
 #include "handle_cache.h"
-#include "reader.h"
-#include "writer.h"
 
 #include <gtest/gtest.h>
 

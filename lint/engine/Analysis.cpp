@@ -15,6 +15,8 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <set>
@@ -123,7 +125,8 @@ std::vector<std::unique_ptr<Check>> makeChecks() {
   return checks;
 }
 
-std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const LintConfig &config) {
+std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const LintConfig &config,
+                                            std::vector<NotAnalysed> *failed) {
   std::vector<std::unique_ptr<Check>> checks = makeChecks();
   std::erase_if(checks, [&](const auto &check) { return !config.ruleEnabled(check->ruleId()); });
   if (checks.empty())
@@ -134,32 +137,58 @@ std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const Li
   Dispatcher dispatcher(context, checks);
   FlowAnalysis flow(context, config, table, signatures, dispatcher);
 
+  // Each function is walked inside a crash recovery context: code the walk does not expect (an
+  // AST shape met nowhere before) costs that function, reported as not analysed, not the run.
+  static const bool recoveryEnabled = [] {
+    llvm::CrashRecoveryContext::Enable();
+    return true;
+  }();
+  (void)recoveryEnabled;
+  llvm::DenseSet<const clang::FunctionDecl *> broken;
+  auto contained = [&](const clang::FunctionDecl *fn, llvm::function_ref<void()> work) {
+    if (broken.contains(fn->getCanonicalDecl()))
+      return;
+    llvm::CrashRecoveryContext recovery;
+    if (recovery.RunSafely(work))
+      return;
+    flow.recoverFromFailure();
+    signatures.recoverFromFailure();
+    broken.insert(fn->getCanonicalDecl());
+    if (failed) {
+      std::string name;
+      llvm::raw_string_ostream out(name);
+      fn->printQualifiedName(out);
+      failed->push_back({fn, out.str()});
+    }
+  };
+  auto root = [&](const clang::FunctionDecl *fn) { contained(fn, [&] { flow.analyzeRoot(fn); }); };
+
   // Functions called from the main file are walked with their callers' values; the others are
   // the entry points, walked with unknown parameters.
   MainFileFunctions functions(context);
-  flow.learnRankStorage(functions.definitions);
-  flow.learnRankStorage(functions.patterns);
+  for (const auto *list : {&functions.definitions, &functions.patterns})
+    for (const clang::FunctionDecl *fn : *list)
+      contained(fn, [&] { flow.learnRankStorage(fn); });
   for (const clang::FunctionDecl *fn : functions.definitions)
     if (!functions.called.contains(fn))
-      flow.analyzeRoot(fn);
+      root(fn);
   for (const clang::FunctionDecl *fn : functions.definitions)
     if (!flow.analyzed(fn))
-      flow.analyzeRoot(fn);
+      root(fn);
   // A template is walked where the file instantiates it, with its callers' values; one the file
   // never instantiates (a helper instantiated by other files) is walked as written, as a root.
   for (const clang::FunctionDecl *pattern : functions.patterns)
     if (!flow.analyzedOrInstantiated(pattern))
-      flow.analyzeRoot(pattern);
+      root(pattern);
   for (size_t round = 0; round < 8; ++round) {
     std::vector<const clang::CXXMethodDecl *> lambdas = flow.unwalkedLambdas();
     if (lambdas.empty())
       break;
     for (const clang::CXXMethodDecl *op : lambdas) {
       const clang::FunctionDecl *definition = op->getDefinition();
-      if (definition && definition->getBody())
-        flow.analyzeRoot(definition);
-      else
-        flow.analyzeRoot(op);
+      // A lambda that cannot be walked is not offered again.
+      flow.markAnalyzed(op);
+      root(definition && definition->getBody() ? definition : op);
     }
   }
 

@@ -6,19 +6,30 @@
 #include "support/Config.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace clang {
 class ASTContext;
-}
+class FunctionDecl;
+} // namespace clang
 
 namespace collcheck::lint {
 
 // The lint's checks, one per rule of the catalogue whose checker is lint or both, in rule order.
 std::vector<std::unique_ptr<Check>> makeChecks();
 
+// A function whose analysis failed (a crash inside the walk, contained): it is reported as not
+// analysed, and the rest of the translation unit is analysed as usual.
+struct NotAnalysed {
+  const clang::FunctionDecl *function = nullptr;
+  std::string name;
+};
+
 // Findings in the main file of `context`, sorted by position, at most one per rule and location.
-// Rules disabled by `config` are not run.
-std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const LintConfig &config);
+// Rules disabled by `config` are not run. The functions whose analysis failed are added to
+// `failed` when it is given.
+std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const LintConfig &config,
+                                            std::vector<NotAnalysed> *failed = nullptr);
 
 } // namespace collcheck::lint

@@ -158,6 +158,13 @@ PathSet CollectiveSignatures::compute(const clang::Stmt *stmt) {
   const FunctionDecl *callee = call ? calleeOf(call) : nullptr;
   if (!callee)
     return set;
+  // A call that ends the process (exit, abort, MPI_Abort, a [[noreturn]] function): no path goes
+  // on from it, so it issues nothing the other ranks wait for.
+  if (callee->isNoReturn() || (callee->getIdentifier() && callee->getName() == "MPI_Abort")) {
+    PathSet none;
+    none.paths.clear();
+    return none;
+  }
   const ReducerTable::Match match = table_.lookup(callee);
   if (match.reducer)
     return set.then(one(displayName(callee)));

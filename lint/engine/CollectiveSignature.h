@@ -30,8 +30,8 @@ struct PathSet {
   bool issuesCollectives() const;
   PathSet then(const PathSet &next) const; // every path of this one, followed by one of next
   PathSet either(const PathSet &other) const;
-  // One sequence whichever path is taken.
-  bool single() const { return !overflowed && paths.size() == 1; }
+  // One sequence whichever path is taken (or none: every path ends the process).
+  bool single() const { return !overflowed && paths.size() <= 1; }
   // The paths issue the same collectives, in different orders.
   bool onlyReordered() const;
 };
@@ -46,6 +46,9 @@ public:
   // The collective's name for messages and signatures: "MPI_Allreduce",
   // "ProcessGroup::allreduce".
   static std::string displayName(const clang::FunctionDecl *function);
+
+  // After a walk that failed inside a computation: the functions it had under way.
+  void recoverFromFailure() { inProgress_.clear(); }
 
 private:
   PathSet compute(const clang::Stmt *stmt);

@@ -16,6 +16,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Compiler.h"
 
 #include <map>
 #include <optional>
@@ -134,6 +135,8 @@ bool isStdDecl(const Decl *d) {
 }
 
 bool isTensorLike(QualType type) {
+  if (type.isNull())
+    return false;
   const CXXRecordDecl *record = type.getNonReferenceType()->getAsCXXRecordDecl();
   if (!record || !record->getIdentifier())
     return false;
@@ -143,6 +146,8 @@ bool isTensorLike(QualType type) {
 
 // Types whose copies share their data: pointers, references, tensors and containers of them.
 bool isHandleType(QualType type) {
+  if (type.isNull())
+    return false;
   if (type->isPointerType() || type->isReferenceType() || type->isArrayType())
     return true;
   const CXXRecordDecl *record = type->getAsCXXRecordDecl();
@@ -175,6 +180,8 @@ bool isStdPair(const CXXRecordDecl *record) {
 // in order), or a std::pair (`first`, `second`). Unions, classes with bases and handles are read
 // as a whole.
 const CXXRecordDecl *fieldwiseRecord(QualType type) {
+  if (type.isNull())
+    return nullptr;
   type = type.getNonReferenceType();
   const CXXRecordDecl *record = type->getAsCXXRecordDecl();
   if (!record || !record->hasDefinition() || record->isUnion() || isHandleType(type))
@@ -226,6 +233,8 @@ const FieldDecl *fieldAt(const CXXRecordDecl *record, unsigned index) {
 }
 
 bool isArithmetic(QualType type) {
+  if (type.isNull())
+    return false;
   type = type.getNonReferenceType();
   return (type->isIntegralOrEnumerationType() && !type->isBooleanType()) ||
          type->isRealFloatingType();
@@ -234,8 +243,17 @@ bool isArithmetic(QualType type) {
 // The type the programmer wrote beneath conversions: `(double)n` and `Scalar(n)` are `n`.
 QualType underlyingType(const Expr *e) { return strip(e)->getType(); }
 
+// In a template as written some expressions have no type yet (a ParenListExpr such as the
+// arguments of `new T(a, b)` or of `T x(a, b)`): every type test below is false for them.
+bool hasType(const Expr *e) { return e && !e->getType().isNull(); }
+
+bool pointerTyped(const Expr *e) { return hasType(e) && e->getType()->isPointerType(); }
+
 bool integralUnderlying(const Expr *e) {
-  QualType t = underlyingType(e).getNonReferenceType();
+  QualType t = underlyingType(e);
+  if (t.isNull())
+    return false;
+  t = t.getNonReferenceType();
   return t->isIntegralOrEnumerationType() && !t->isBooleanType();
 }
 
@@ -324,31 +342,6 @@ bool isMpiAbort(const Expr *e) {
   const auto *call = dyn_cast_or_null<CallExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
   const FunctionDecl *callee = call ? calleeOf(call) : nullptr;
   return callee && callee->getIdentifier() && callee->getName() == "MPI_Abort";
-}
-
-// The jump a branch always ends with, if any. A call that never returns (std::exit, std::abort, a
-// [[noreturn]] helper) leaves the function like a return: the ranks taking it never reach what
-// follows, and the others wait for them there.
-const Stmt *findJump(const Stmt *s) {
-  if (!s)
-    return nullptr;
-  if (isa<ReturnStmt, ContinueStmt, BreakStmt, CXXThrowExpr>(s))
-    return s;
-  if (const auto *e = dyn_cast<Expr>(s)) {
-    const Expr *bare = e->IgnoreParenImpCasts();
-    if (isa<CXXThrowExpr>(bare) || isNoReturnCall(bare))
-      return bare;
-  }
-  if (const auto *block = dyn_cast<CompoundStmt>(s)) {
-    for (auto it = block->body_rbegin(); it != block->body_rend(); ++it)
-      if (const Stmt *jump = findJump(*it))
-        return jump;
-    return nullptr;
-  }
-  if (const auto *branch = dyn_cast<IfStmt>(s))
-    if (branch->getElse() && findJump(branch->getThen()) && findJump(branch->getElse()))
-      return findJump(branch->getThen());
-  return nullptr;
 }
 
 std::optional<BinaryOperatorKind> binaryOpFor(OverloadedOperatorKind op, bool &compound) {
@@ -446,6 +439,14 @@ public:
     return walked_.contains(function->getCanonicalDecl());
   }
 
+  void markAnalyzed(const FunctionDecl *function) { walked_.insert(function->getCanonicalDecl()); }
+
+  void recoverFromFailure() {
+    frame_ = nullptr;
+    loopMemos_.clear();
+    evaluatingGlobals_.clear();
+  }
+
   bool analyzedOrInstantiated(const FunctionDecl *pattern) const {
     return analyzed(pattern) || walkedPatterns_.contains(pattern->getCanonicalDecl());
   }
@@ -462,6 +463,9 @@ private:
   // ---- frames -------------------------------------------------------------------------------
 
   void runFrame(Frame &frame) {
+    if (!config_.failInFunction.empty() && frame.function->getIdentifier() &&
+        frame.function->getName() == config_.failInFunction)
+      LLVM_BUILTIN_TRAP;
     Frame *saved = frame_;
     frame_ = &frame;
     walked_.insert(frame.function->getCanonicalDecl());
@@ -514,6 +518,8 @@ private:
     }
     runFrame(callee);
     leaveWithCallee(callee, call);
+    // A helper that never returns (it always ends the process) ends the caller's path too.
+    bool neverReturns = !callee.returnState && !callee.state.reachable;
 
     State final = callee.state;
     if (callee.returnState)
@@ -559,6 +565,8 @@ private:
       frame_->gradients =
           frame_->gradients ? join(*frame_->gradients, *callee.gradients) : *callee.gradients;
     Value result = callee.returned ? forCaller(*callee.returned, callee) : Value{};
+    if (neverReturns)
+      frame_->state.reachable = false;
     return result;
   }
 
@@ -1077,9 +1085,9 @@ private:
       return out;
     }
     if (const auto *binary = dyn_cast<BinaryOperator>(e)) {
-      if (binary->getLHS()->getType()->isPointerType())
+      if (pointerTyped(binary->getLHS()))
         return pointeeLocations(binary->getLHS());
-      if (binary->getRHS()->getType()->isPointerType())
+      if (pointerTyped(binary->getRHS()))
         return pointeeLocations(binary->getRHS());
       return out;
     }
@@ -1337,6 +1345,125 @@ private:
     return isa<CXXThrowExpr>(jump) && !frame_->tries.empty() ? frame_->tries.back().second : 0;
   }
 
+  // ---- process ends -------------------------------------------------------------------------
+
+  // Whether a `throw` here is caught by a try block of this function or of a caller being walked.
+  // One that nothing catches ends the process (std::terminate).
+  bool throwCaught() const {
+    for (const Frame *f = frame_; f; f = f->caller)
+      if (!f->tries.empty())
+        return true;
+    return false;
+  }
+
+  // Whether `s` contains a jump that leaves it otherwise than by ending the process.
+  static bool mayLeave(const Stmt *s) {
+    if (!s || isa<LambdaExpr>(s))
+      return false;
+    if (isa<ReturnStmt, GotoStmt, BreakStmt, ContinueStmt, IndirectGotoStmt>(s))
+      return true;
+    for (const Stmt *child : s->children())
+      if (mayLeave(child))
+        return true;
+    return false;
+  }
+
+  // Whether every path through `s` ends the process: a call that never returns (exit, _Exit,
+  // quick_exit, abort, std::terminate, a failed assert's __assert_fail, a [[noreturn]] function),
+  // MPI_Abort, a `throw` nothing catches, a helper that always ends one of these ways. A rank on
+  // such a path kills the job; it is not a rank that skips a collective and leaves the others
+  // waiting.
+  bool endsProcess(const Stmt *s, unsigned depth = 0) {
+    if (!s || depth > 8)
+      return false;
+    if (const auto *e = dyn_cast<Expr>(s)) {
+      e = e->IgnoreParenCasts();
+      if (const auto *full = dyn_cast<FullExpr>(e))
+        return endsProcess(full->getSubExpr(), depth + 1);
+      if (isa<CXXThrowExpr>(e))
+        return !throwCaught();
+      if (const auto *call = dyn_cast<CallExpr>(e)) {
+        if (isNoReturnCall(call) || isMpiAbort(call))
+          return true;
+        const FunctionDecl *callee = calleeOf(call);
+        const FunctionDecl *definition = nullptr;
+        return callee && callee->hasBody(definition) && definition &&
+               functionEndsProcess(definition, depth + 1);
+      }
+      if (const auto *cond = dyn_cast<ConditionalOperator>(e)) {
+        bool truth = false;
+        const Expr *test = cond->getCond();
+        if (!test->isValueDependent() && !test->isTypeDependent() &&
+            test->EvaluateAsBooleanCondition(truth, context_))
+          return endsProcess(truth ? cond->getTrueExpr() : cond->getFalseExpr(), depth + 1);
+        return endsProcess(cond->getTrueExpr(), depth + 1) &&
+               endsProcess(cond->getFalseExpr(), depth + 1);
+      }
+      if (const auto *binary = dyn_cast<BinaryOperator>(e); binary && binary->isCommaOp())
+        return endsProcess(binary->getLHS(), depth + 1) || endsProcess(binary->getRHS(), depth + 1);
+      return false;
+    }
+    if (const auto *block = dyn_cast<CompoundStmt>(s)) {
+      for (const Stmt *child : block->body()) {
+        if (endsProcess(child, depth + 1))
+          return true;
+        if (mayLeave(child))
+          return false;
+      }
+      return false;
+    }
+    if (const auto *branch = dyn_cast<IfStmt>(s))
+      return branch->getElse() && endsProcess(branch->getThen(), depth + 1) &&
+             endsProcess(branch->getElse(), depth + 1);
+    if (const auto *attributed = dyn_cast<AttributedStmt>(s))
+      return endsProcess(attributed->getSubStmt(), depth + 1);
+    if (const auto *label = dyn_cast<LabelStmt>(s))
+      return endsProcess(label->getSubStmt(), depth + 1);
+    return false;
+  }
+
+  bool functionEndsProcess(const FunctionDecl *definition, unsigned depth) {
+    if (definition->isNoReturn())
+      return true;
+    auto key = std::make_pair(definition->getCanonicalDecl(), throwCaught());
+    if (auto it = endsProcess_.find(key); it != endsProcess_.end())
+      return it->second;
+    endsProcess_[key] = false; // a recursive helper: not known to end until proved
+    bool ends = endsProcess(definition->getBody(), depth);
+    endsProcess_[key] = ends;
+    return ends;
+  }
+
+  // The jump a branch always ends with, if any: a return, break or continue, or a throw that a
+  // try block around it catches. Paths that end the process are no jump (endsProcess).
+  const Stmt *findJump(const Stmt *s) {
+    if (!s)
+      return nullptr;
+    if (isa<ReturnStmt, ContinueStmt, BreakStmt>(s))
+      return s;
+    if (const auto *e = dyn_cast<Expr>(s)) {
+      const Expr *bare = e->IgnoreParenImpCasts();
+      if (const auto *full = dyn_cast<FullExpr>(bare))
+        bare = full->getSubExpr()->IgnoreParenImpCasts();
+      if (isa<CXXThrowExpr>(bare) && throwCaught())
+        return bare;
+      return nullptr;
+    }
+    if (const auto *block = dyn_cast<CompoundStmt>(s)) {
+      for (const Stmt *child : block->body())
+        if (endsProcess(child))
+          return nullptr;
+      for (auto it = block->body_rbegin(); it != block->body_rend(); ++it)
+        if (const Stmt *jump = findJump(*it))
+          return jump;
+      return nullptr;
+    }
+    if (const auto *branch = dyn_cast<IfStmt>(s))
+      if (branch->getElse() && findJump(branch->getThen()) && findJump(branch->getElse()))
+        return findJump(branch->getThen());
+    return nullptr;
+  }
+
   // ---- statements ---------------------------------------------------------------------------
 
   void exec(const Stmt *s) {
@@ -1430,7 +1557,8 @@ private:
       eval(e);
       // MPI_Abort ends every rank's process: nothing after it runs (so it guards what follows
       // its condition), though it is no early exit of some ranks (nobody is left waiting).
-      if (isa<CXXThrowExpr>(e->IgnoreParenImpCasts()) || isNoReturnCall(e) || isMpiAbort(e))
+      if (isa<CXXThrowExpr>(e->IgnoreParenImpCasts()) || isNoReturnCall(e) || isMpiAbort(e) ||
+          endsProcess(e))
         frame_->state.reachable = false;
       return;
     }
@@ -1466,7 +1594,8 @@ private:
     const Expr *stripped = init ? init->IgnoreImplicit() : nullptr;
     llvm::SmallVector<const Expr *, 8> fieldInits;
     if (const auto *list = dyn_cast_or_null<InitListExpr>(stripped)) {
-      if (list->getNumInits() == 1 && list->getInit(0)->getType()->getAsCXXRecordDecl() == record)
+      if (list->getNumInits() == 1 && hasType(list->getInit(0)) &&
+          list->getInit(0)->getType()->getAsCXXRecordDecl() == record)
         return false; // copy-list-initialisation
       for (const Expr *e : list->inits())
         fieldInits.push_back(e);
@@ -1563,14 +1692,16 @@ private:
     const Stmt *jump =
         thenJump && !elseJump ? thenJump : (!thenJump && elseJump ? elseJump : nullptr);
     if (tainted(c)) {
-      // What each side issues up to the end of the region a jump leaves.
+      // What each side issues up to the end of the region a jump leaves. A side that ends the
+      // process issues nothing the other ranks wait for.
       PathSet remainder = jump ? remainderSignature(regionOf(jump)) : PathSet{};
       PathSet thenPaths = signatures_.of(thenStmt), elsePaths = signatures_.of(elseStmt);
       if (!thenJump)
         thenPaths = thenPaths.then(remainder);
       if (!elseJump)
         elsePaths = elsePaths.then(remainder);
-      PathSet all = thenPaths.either(elsePaths);
+      bool thenEnds = endsProcess(thenStmt), elseEnds = elseStmt && endsProcess(elseStmt);
+      PathSet all = thenEnds ? elsePaths : (elseEnds ? thenPaths : thenPaths.either(elsePaths));
       dep.balanced = all.single();
       dep.reordered = all.onlyReordered();
     }
@@ -1760,9 +1891,9 @@ private:
     const Expr *range = loopStmt->getRangeInit();
     Value rangeValue = eval(range);
     const VarDecl *var = loopStmt->getLoopVariable();
-    Locations elements = range ? (range->getType()->isPointerType() ? pointeeLocations(range)
-                                                                    : lvalueLocations(range))
-                               : Locations{};
+    Locations elements =
+        range ? (pointerTyped(range) ? pointeeLocations(range) : lvalueLocations(range))
+              : Locations{};
     LoopContext loop;
     loop.body = loopStmt->getBody();
     frame_->loops.push_back(&loop);
@@ -1919,10 +2050,12 @@ private:
     if (const auto *unary = dyn_cast<UnaryOperator>(strip(data));
         unary && unary->getOpcode() == UO_AddrOf)
       t = unary->getSubExpr()->getType();
-    else if (t->isPointerType())
+    else if (!t.isNull() && t->isPointerType())
       t = t->getPointeeType();
-    else if (t->isArrayType())
+    else if (!t.isNull() && t->isArrayType())
       t = QualType(t->getPointeeOrArrayElementType(), 0);
+    if (t.isNull())
+      return false;
     return t->isIntegralOrEnumerationType() && !t->isBooleanType();
   }
 
@@ -1933,7 +2066,7 @@ private:
     Value v = evalInner(e);
     // Open MPI spells MPI_SUM as a cast of a global, MPICH as a cast of an integer: the macro
     // name is what both share.
-    if (e->getBeginLoc().isMacroID() && v.op == ReduceOpKind::None) {
+    if (e->getBeginLoc().isMacroID() && v.op == ReduceOpKind::None && hasType(e)) {
       if (const auto *typedefType = e->getType()->getAs<TypedefType>();
           typedefType && typedefType->getDecl()->getName() == "MPI_Op")
         if (auto macro = macroNameAt(e->getBeginLoc()))
@@ -2042,7 +2175,7 @@ private:
         inits.push_back(v);
         r = r ? join(*r, v) : v;
       }
-      if (!list->getType()->isArrayType()) // an aggregate: `return Stats{sum, n};`
+      if (hasType(list) && !list->getType()->isArrayType()) // an aggregate: `return Stats{sum, n};`
         r->fields = fieldsOf(fieldwiseRecord(list->getType()), inits);
       return *r;
     }
@@ -2197,6 +2330,8 @@ private:
     const TemplateArgumentList *targs = get->getTemplateSpecializationArgs();
     if (!targs || targs->size() == 0 || targs->get(0).getKind() != TemplateArgument::Integral)
       return nullptr;
+    if (!hasType(object))
+      return nullptr;
     const CXXRecordDecl *record = object->getType().getNonReferenceType()->getAsCXXRecordDecl();
     if (!isStdPair(record))
       return nullptr;
@@ -2305,14 +2440,14 @@ private:
     Value t = eval(trueExpr);
     popControl(id);
     State afterTrue = frame_->state;
-    if (isNoReturnCall(trueExpr))
+    if (endsProcess(trueExpr))
       afterTrue.reachable = false;
     frame_->state = refine(entry, cond, false);
     id = pushControl(operandBranch(cond, c, falseExpr, signatures_.of(trueExpr), /*negated=*/true));
     Value f = eval(falseExpr);
     popControl(id);
     State afterFalse = frame_->state;
-    if (isNoReturnCall(falseExpr))
+    if (endsProcess(falseExpr))
       afterFalse.reachable = false;
     if (!afterTrue.reachable && !afterFalse.reachable) {
       frame_->state = entry;
@@ -2421,7 +2556,8 @@ private:
   Value compare(BinaryOperatorKind op, const Expr *lhs, const Value &a, const Expr *rhs,
                 const Value &b) {
     Value r = mix(a, b);
-    r.mask = lhs->getType()->isRecordType() || rhs->getType()->isRecordType();
+    r.mask = (hasType(lhs) && lhs->getType()->isRecordType()) ||
+             (hasType(rhs) && rhs->getType()->isRecordType());
     if (auto always = rankTautology(op, a, b)) {
       Value u = Value::uniformConstant(*always ? 1 : 0);
       return u;
@@ -2456,6 +2592,8 @@ private:
   }
 
   static bool realContext(const Expr *whole) {
+    if (!hasType(whole))
+      return false;
     QualType t = whole->getType().getNonReferenceType();
     return t->isRealFloatingType() || t->isRecordType();
   }
@@ -2565,7 +2703,7 @@ private:
         write(keyOf(var), v);
         return v;
       }
-    if (const NamedDecl *decl = coreDecl(lhs))
+    if (const NamedDecl *decl = coreDecl(lhs); decl && hasType(lhs))
       v = withNamedFacts(v, decl, lhs->getType());
     writeAll(targets, v);
     return v;
@@ -2587,6 +2725,8 @@ private:
   // decides the stepping already depends on the rank or on local data.
   void markCounted(Value &v, const Expr *target, const Expr *step, const Expr *amount) {
     const NamedDecl *decl = coreDecl(target);
+    if (!hasType(target))
+      return;
     bool integral = target->getType()->isIntegralOrEnumerationType() ||
                     (amount && integralUnderlying(amount) && isArithmetic(target->getType()));
     if (!integral || target->getType()->isBooleanType() || !anyNonUniformControl())
@@ -2830,7 +2970,8 @@ private:
           Value unknown;
           unknown.rankDerived = r.rankDerived;
           for (const LocKey &k : pointeeOrLvalue(args[i], type))
-            write(k, withNamedFacts(unknown, keyDecl(k), args[i]->getType()));
+            write(k, hasType(args[i]) ? withNamedFacts(unknown, keyDecl(k), args[i]->getType())
+                                      : unknown);
         }
       }
     return r;
@@ -3393,6 +3534,7 @@ private:
   llvm::DenseMap<const NamedDecl *, Value> named_;
   llvm::DenseMap<const NamedDecl *, bool> localData_;
   llvm::DenseSet<const VarDecl *> evaluatingGlobals_;
+  std::map<std::pair<const FunctionDecl *, bool>, bool> endsProcess_; // (helper, throw caught)
   // Fields and variables outside functions that a function of the file fills with the rank, and
   // where (learnRankStorage).
   llvm::DenseMap<const Decl *, Origin> rankStorage_;
@@ -3413,6 +3555,10 @@ FlowAnalysis::FlowAnalysis(ASTContext &context, const LintConfig &config, const 
 FlowAnalysis::~FlowAnalysis() = default;
 
 void FlowAnalysis::analyzeRoot(const FunctionDecl *function) { walker_->analyzeRoot(function); }
+
+void FlowAnalysis::recoverFromFailure() { walker_->recoverFromFailure(); }
+
+void FlowAnalysis::markAnalyzed(const FunctionDecl *function) { walker_->markAnalyzed(function); }
 
 void FlowAnalysis::learnRankStorage(llvm::ArrayRef<const FunctionDecl *> functions) {
   walker_->learnRankStorage(functions);

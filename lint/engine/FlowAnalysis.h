@@ -49,6 +49,11 @@ public:
   bool analyzed(const clang::FunctionDecl *function) const;
   // The same, or, for a template as written, one of its instantiations walked.
   bool analyzedOrInstantiated(const clang::FunctionDecl *pattern) const;
+  // After a walk that failed (a crash contained by the caller): forget the frames it left open,
+  // so that the next root starts clean.
+  void recoverFromFailure();
+  // A function not to walk again (a lambda whose walk failed).
+  void markAnalyzed(const clang::FunctionDecl *function);
   // Lambdas met during the walks whose closures were never called where the walk could see it
   // (passed to an algorithm or a thread): they are walked as roots of their own.
   std::vector<const clang::CXXMethodDecl *> unwalkedLambdas() const;

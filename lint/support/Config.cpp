@@ -403,7 +403,7 @@ bool parseConfig(std::string_view text, std::string_view origin, LintConfig &con
   if (!checkKeys(root,
                  {"disabled-rules", "reducers", "wrappers", "rank-functions", "size-functions",
                   "rank-names", "size-names", "count-names", "global-count-names",
-                  "non-count-names", "data-names", "mask-names"},
+                  "non-count-names", "data-names", "mask-names", "model-names"},
                  "the top level", problem))
     return fail(error, origin, problem);
   if (root.contains("disabled-rules")) {

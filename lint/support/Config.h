@@ -88,6 +88,9 @@ struct LintConfig {
   // dimension): dividing by any other integer that is not rank-uniform forms a mean.
   std::vector<std::string> nonCountNames;
   std::string origin; // the file it was read from, empty for the built-in defaults
+  // Not from the file: the walk of the function of this name fails on purpose (a trap), so that
+  // the tests can see a failure contained to its function (collcheck-lint --debug-fail-in).
+  std::string failInFunction;
 
   // The built-in tables (MPI, NCCL, c10d) and naming conventions.
   static LintConfig defaults();

@@ -4,6 +4,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -47,6 +48,21 @@ clang::tooling::CommandLineArguments fromNvcc(const clang::tooling::CommandLineA
   for (size_t i = 1; i < args.size(); ++i) {
     llvm::StringRef a = args[i];
     bool hasValue = i + 1 < args.size();
+    // nvcc's own spellings, as CMake writes them: `-isystem=DIR` (which clang would read as the
+    // directory "=DIR"), `--include-path=DIR`, `--system-include=DIR`, `--define-macro=M`.
+    if (a.consume_front("-isystem=") || a.consume_front("--system-include=")) {
+      out.push_back("-isystem");
+      out.push_back(a.str());
+      continue;
+    }
+    if (a.consume_front("--include-path=") || a.consume_front("-I=")) {
+      out.push_back("-I" + a.str());
+      continue;
+    }
+    if (a.consume_front("--define-macro=") || a.consume_front("-D=")) {
+      out.push_back("-D" + a.str());
+      continue;
+    }
     if ((a == "-I" || a == "-isystem" || a == "-D" || a == "-U" || a == "-include") && hasValue) {
       out.push_back(args[i]);
       out.push_back(args[++i]);
@@ -110,13 +126,23 @@ clang::tooling::ArgumentsAdjuster makeLintAdjuster(const CudaSetup &cuda,
       } else {
         if (!has(args, "--cuda-path"))
           front.push_back("--cuda-path=" + cuda.cudaRoot);
-        front.insert(front.end(), {"-isystem", embedded("compat")});
+        // CUDA 13 keeps libcu++ (<cuda/atomic>, <cuda/std/...>) under include/cccl, which nvcc
+        // searches on its own.
+        llvm::SmallString<256> cccl(cuda.cudaRoot);
+        llvm::sys::path::append(cccl, "include", "cccl");
+        if (llvm::sys::fs::is_directory(cccl))
+          front.insert(front.end(), {"-isystem", std::string(cccl)});
+        front.insert(front.end(), {"-isystem", embedded("compat"), "-include",
+                                   embedded("compat/collcheck_cuda_compat.h")});
       }
     }
     args.insert(args.begin() + 1, front.begin(), front.end());
     // Keep parsing past any number of errors, let no warning become one, and leave the error
     // summary line out (the lint reports the errors itself).
-    args.insert(args.end(), {"-ferror-limit=0", "-w", "-fno-caret-diagnostics"});
+    // Before a `--` (a command inferred for a file the database does not list ends with
+    // `-- file`), where they would be taken for file names.
+    auto end = std::find(args.begin() + 1, args.end(), "--");
+    args.insert(end, {"-ferror-limit=0", "-w", "-fno-caret-diagnostics"});
     return args;
   };
 }

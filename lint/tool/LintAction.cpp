@@ -74,10 +74,6 @@ public:
     const clang::LangOptions &lang = context.getLangOpts();
     clang::OptionalFileEntryRef main = sm.getFileEntryRefForID(sm.getMainFileID());
     std::string mainPath = main ? absolutePath(main->getName()) : std::string();
-    results_.analyzedFiles.insert(mainPath);
-
-    std::vector<Finding> findings = analyzeTranslationUnit(context, *options_.config);
-    Suppressions suppressions(sm.getBufferData(sm.getMainFileID()));
 
     // Clang's own renderer: file:line:col, the source line, a caret, ranges and fix-it hints.
     auto diagOptions = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
@@ -93,12 +89,41 @@ public:
         *options_.out << "collcheck-lint: note: " << message << "\n";
     };
 
-    for (const CompileErrorCollector::Error &e : errors_.take()) {
+    // Like clang-tidy: a file that does not compile is an error a review gate sees, unless the
+    // user asked for the analysis of what parsed.
+    std::vector<CompileErrorCollector::Error> compileErrors = errors_.take();
+    if (!compileErrors.empty() && !options_.allowCompileErrors) {
+      for (const CompileErrorCollector::Error &e : compileErrors) {
+        std::string message = e.message + " [clang-diagnostic-error]";
+        if (e.loc.isValid())
+          emit(e.loc, clang::DiagnosticsEngine::Error, message);
+        else
+          *options_.out << "collcheck-lint: error: " << message << "\n";
+        results_.notifications.push_back({"error", e.message, e.where});
+      }
+      results_.notCompiling.insert(mainPath);
+      options_.out->flush();
+      return;
+    }
+    for (const CompileErrorCollector::Error &e : compileErrors) {
       std::string message = "the code does not compile here (" + e.message +
                             "); the analysis continued on what could be parsed";
       emit(e.loc, clang::DiagnosticsEngine::Note, message);
       results_.notifications.push_back({"note", message, e.where});
     }
+
+    results_.analyzedFiles.insert(mainPath);
+    std::vector<NotAnalysed> failed;
+    std::vector<Finding> findings = analyzeTranslationUnit(context, *options_.config, &failed);
+    Suppressions suppressions(sm.getBufferData(sm.getMainFileID()));
+    for (const NotAnalysed &f : failed) {
+      std::string message = "'" + f.name +
+                            "' was not analysed: the analysis failed inside it (the rest of the "
+                            "file was analysed)";
+      emit(f.function->getLocation(), clang::DiagnosticsEngine::Note, message);
+      results_.notifications.push_back({"warning", message, locate(sm, f.function->getLocation())});
+    }
+    results_.functionsNotAnalysed += failed.size();
     for (const Suppressions::Problem &p : suppressions.problems()) {
       clang::SourceLocation at = sm.translateLineCol(sm.getMainFileID(), p.line, 1);
       emit(at, clang::DiagnosticsEngine::Warning, p.message);

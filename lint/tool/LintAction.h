@@ -25,10 +25,14 @@ struct LintOptions {
   std::string sourceRoot;                     // diff paths are relative to it
   bool color = false;
   llvm::raw_ostream *out = nullptr; // where diagnostics are printed
+  // Analyse a file that does not compile as far as it parsed; otherwise its errors are reported
+  // and it is not analysed.
+  bool allowCompileErrors = false;
 };
 
-// Collects Clang's own errors for the file being parsed: they are reported as notes, and the
-// analysis goes on with whatever Clang could make of the code.
+// Collects Clang's own errors for the file being parsed: they are reported as errors (or, with
+// --allow-compile-errors, as notes, and the analysis goes on with whatever Clang could make of the
+// code).
 class CompileErrorCollector : public clang::DiagnosticConsumer {
 public:
   struct Error {
@@ -51,6 +55,8 @@ struct LintResults {
   std::vector<ReportedFinding> findings;
   std::vector<ToolNotification> notifications;
   std::set<std::string> analyzedFiles; // absolute paths of files whose AST was analysed
+  std::set<std::string> notCompiling;  // ... of files not analysed because they do not compile
+  size_t functionsNotAnalysed = 0;     // whose analysis failed, in the files analysed
 };
 
 std::unique_ptr<clang::tooling::FrontendActionFactory>

@@ -4,8 +4,8 @@
 //   collcheck-lint src/train.cpp -- -std=c++20 -I...  one file, its flags after --
 //   git diff -U0 main | collcheck-lint -p build/ --diff=-   findings on changed lines only
 //
-// Exit status: 0 no findings, 1 findings, 2 could not run (bad usage, unreadable or unparsable
-// input, no compile command).
+// Exit status: 0 no findings, 1 findings, 2 could not run (bad usage, unreadable input, code that
+// does not compile unless --allow-compile-errors, no compile command).
 #include "catalogue.h"
 #include "support/ChangedLines.h"
 #include "support/Config.h"
@@ -77,6 +77,14 @@ cl::list<std::string> extraArgs("extra-arg",
                                 cl::value_desc("arg"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rules and exit"), cl::cat(category));
 cl::opt<bool> quiet("quiet", cl::desc("No summary line on stderr"), cl::cat(category));
+cl::opt<bool> allowCompileErrors(
+    "allow-compile-errors",
+    cl::desc("Analyse a file that does not compile as far as it parsed (its errors become notes); "
+             "by default such a file is an error (exit status 2)"),
+    cl::cat(category));
+// For the tests of the crash containment: the walk of this function fails on purpose.
+cl::opt<std::string> debugFailIn("debug-fail-in", cl::desc("Fail the analysis of this function"),
+                                 cl::value_desc("name"), cl::cat(category), cl::Hidden);
 
 int usageError(llvm::StringRef message) {
   message.consume_front("error: ");
@@ -216,6 +224,7 @@ int lintMain(int argc, const char **argv) {
     if (!loadConfigFile(configFile, config, error))
       return usageError(error);
   }
+  config.failInFunction = debugFailIn;
   for (std::string id : disabled) {
     if (llvm::StringRef(id).starts_with("collcheck-"))
       id = id.substr(10);
@@ -243,6 +252,7 @@ int lintMain(int argc, const char **argv) {
   // SARIF on stdout moves the text diagnostics to stderr.
   options.out = sarifPath == "-" ? &llvm::errs() : &llvm::outs();
   options.color = llvm::WithColor(*options.out).colorsEnabled();
+  options.allowCompileErrors = allowCompileErrors;
   CompileErrorCollector errors;
   LintResults results;
   CudaSetup cuda = chooseCudaSetup(cudaPath, cudaFallback);
@@ -259,7 +269,9 @@ int lintMain(int argc, const char **argv) {
           tooling::ArgumentInsertPosition::END));
     auto factory = makeLintActionFactory(options, errors, results);
     int status = tool.run(factory.get());
-    if (!results.analyzedFiles.contains(absolutePath(file))) {
+    if (results.notCompiling.contains(absolutePath(file))) {
+      couldNotRun = true;
+    } else if (!results.analyzedFiles.contains(absolutePath(file))) {
       couldNotRun = true;
       llvm::errs() << "collcheck-lint: error: " << file << ": could not be analysed";
       if (status == 2)
@@ -294,7 +306,17 @@ int lintMain(int argc, const char **argv) {
     llvm::errs() << "collcheck-lint: " << results.findings.size()
                  << (results.findings.size() == 1 ? " finding" : " findings") << " in "
                  << results.analyzedFiles.size()
-                 << (results.analyzedFiles.size() == 1 ? " file" : " files") << "\n";
+                 << (results.analyzedFiles.size() == 1 ? " file" : " files");
+  if (!quiet && !results.notCompiling.empty())
+    llvm::errs() << "; " << results.notCompiling.size()
+                 << (results.notCompiling.size() == 1 ? " file does" : " files do")
+                 << " not compile (--allow-compile-errors analyses what parsed)";
+  if (!quiet && results.functionsNotAnalysed > 0)
+    llvm::errs() << "; " << results.functionsNotAnalysed
+                 << (results.functionsNotAnalysed == 1 ? " function" : " functions")
+                 << " not analysed (the analysis failed inside)";
+  if (!quiet)
+    llvm::errs() << "\n";
   if (couldNotRun)
     return kCouldNotRun;
   return results.findings.empty() ? kClean : kFindings;

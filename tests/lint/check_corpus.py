@@ -18,6 +18,7 @@ EXPECT = re.compile(r"\bexpect:\s*(" + RULE + r"(?:\s*,\s*" + RULE + r")*)")
 SNIPPET = re.compile(r"^\S.*?\b((?:tp|tn)_\w+)\s*\(")
 DIAGNOSTIC = re.compile(r"^(.*?):(\d+):(\d+): (warning|error): (.*) \[([^\]]+)\]$")
 NOT_COMPILING = "the code does not compile here"
+NOT_ANALYSED = "was not analysed: the analysis failed inside it"
 
 
 def expectations(path):
@@ -60,6 +61,9 @@ def run(args, path):
     for text in (result.stdout + result.stderr).splitlines():
         if NOT_COMPILING in text or "[clang-diagnostic-error]" in text:
             problems.append("corpus file does not compile: " + text)
+            continue
+        if NOT_ANALYSED in text:
+            problems.append("the analysis failed: " + text)
             continue
         match = DIAGNOSTIC.match(text)
         if not match or pathlib.Path(match.group(1)).resolve() != path.resolve():

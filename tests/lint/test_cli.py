@@ -131,9 +131,38 @@ class UnwritableOutput(unittest.TestCase):
             self.assertIn("cannot write", result.stderr)
 
 
+ERROR = re.compile(r"^(.*?):(\d+):(\d+): error: (.*) \[clang-diagnostic-error\]$", re.M)
+
+
 class DoesNotCompile(unittest.TestCase):
-    def test_errors_become_notes_and_the_analysis_goes_on(self):
+    # Like clang-tidy: the errors, each with its place, and exit status 2; nothing analysed.
+    def test_errors_are_errors_and_the_status_is_two(self):
         result = lint(inputs("does_not_compile.cpp"))
+        self.assertEqual(result.returncode, 2, result.stderr)
+        errors = ERROR.findall(result.stdout)
+        self.assertGreaterEqual(len(errors), 4, result.stdout)
+        self.assertTrue(any("no_such_header.h" in e[3] for e in errors))
+        self.assertTrue(any("undeclared_value" in e[3] for e in errors))
+        self.assertEqual([f for f in findings(result.stdout) if f[1] != "clang-diagnostic-error"], [])
+        self.assertIn("1 file does not compile", result.stderr)
+
+    def test_a_missing_include_path_is_two(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            source = pathlib.Path(tmp) / "includes.cpp"
+            source.write_text('#include "project/config.h"\nint main() { return 0; }\n')
+            result = lint(source)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertRegex(result.stdout, r"includes.cpp:1:\d+: error: 'project/config.h' file not "
+                                        r"found \[clang-diagnostic-error\]")
+
+    def test_a_bad_language_standard_is_two(self):
+        result = subprocess.run([str(ARGS.tool), str(inputs("clean.cpp")), "--", "-std=c++99999"],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("c++99999", result.stdout + result.stderr)
+
+    def test_errors_become_notes_and_the_analysis_goes_on_when_allowed(self):
+        result = lint("--allow-compile-errors", inputs("does_not_compile.cpp"))
         self.assertEqual(result.returncode, 1, result.stderr)
         notes = [l for l in result.stdout.splitlines() if "note: the code does not compile" in l]
         self.assertGreaterEqual(len(notes), 4)
@@ -217,10 +246,13 @@ class Sarif(unittest.TestCase):
     def test_compile_errors_are_notifications(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = pathlib.Path(tmp) / "out.sarif"
-            lint("--sarif", out, inputs("does_not_compile.cpp"))
+            result = lint("--sarif", out, inputs("does_not_compile.cpp"))
             run = self.check_structure(json.loads(out.read_text()))
+        self.assertEqual(result.returncode, 2)
         notes = run["invocations"][0]["toolExecutionNotifications"]
-        self.assertTrue(any("no_such_header.h" in n["message"]["text"] for n in notes))
+        self.assertFalse(run["invocations"][0]["executionSuccessful"])
+        self.assertTrue(any("no_such_header.h" in n["message"]["text"] and n["level"] == "error"
+                            for n in notes))
 
     def test_call_inside_a_macro_argument(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -306,6 +338,21 @@ class CompilationDatabase(unittest.TestCase):
             self.assertEqual(result.returncode, 1, result.stderr)
 
 
+    # nvcc's `-isystem=DIR`, as CMake writes it for CUDA sources, is an include directory.
+    def test_nvcc_include_spellings(self):
+        includes = [f[2:] for f in ARGS.flags if f.startswith("-I")]
+        with tempfile.TemporaryDirectory() as build:
+            source = pathlib.Path(build) / "kernel.cu"
+            source.write_text("#include <mpi.h>\nint f(MPI_Comm c) { return MPI_Barrier(c); }\n")
+            command = (["/usr/local/cuda/bin/nvcc"] + [f"-isystem={d}" for d in includes[:1]] +
+                       [f"--include-path={d}" for d in includes[1:]] +
+                       ["-std=c++17", "-x", "cu", "-c", str(source), "-o", "kernel.o"])
+            (pathlib.Path(build) / "compile_commands.json").write_text(json.dumps(
+                [{"directory": build, "file": str(source), "arguments": command}]))
+            result = lint("-p", build, "--cuda-fallback", source, flags=False)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+
 class Suppressions(unittest.TestCase):
     def test_unmatched_nolintbegin_is_reported_and_silences_nothing(self):
         result = lint(inputs("unmatched_nolint.cpp"))
@@ -379,28 +426,57 @@ class Messages(unittest.TestCase):
                       message)
         self.assertEqual(message.count("batches"), 1, message)
 
-    def test_call_that_never_returns_is_named(self):
+    # A throw caught by the function's own try block: the throwing ranks skip the rest of it.
+    def test_caught_throw_is_named(self):
         [message] = self.messages(
-            "void f(long n_valid, double *g, int len, MPI_Comm comm) {\n"
-            "  if (n_valid == 0)\n"
-            "    std::exit(0);\n"
-            "  MPI_Allreduce(MPI_IN_PLACE, g, len, MPI_DOUBLE, MPI_SUM, comm);\n"
+            "void f(double *g, int len, MPI_Comm comm) {\n"
+            "  int rank = 0;\n"
+            "  MPI_Comm_rank(comm, &rank);\n"
+            "  try {\n"
+            "    if (rank == 0)\n"
+            "      throw 1;\n"
+            "    MPI_Allreduce(MPI_IN_PLACE, g, len, MPI_DOUBLE, MPI_SUM, comm);\n"
+            "  } catch (int) {\n"
+            "  }\n"
             "}\n")
-        self.assertIn("ranks where 'n_valid == 0' holds skip it (std::exit)", message)
+        self.assertIn("ranks where 'rank == 0' holds skip it (throw)", message)
 
-    # Two calls down, the finding names the function the exit is taken in, and notes the call.
-    def test_exit_inside_a_helper_names_the_helper_that_exits(self):
+    # Two calls down, the finding names the function the throw is taken in, and notes the call.
+    def test_throw_inside_a_helper_names_the_helper_that_throws(self):
         [message] = self.messages(
-            "static void leave_if_empty(long n) {\n"
-            "  if (n == 0)\n"
-            "    std::exit(0);\n"
+            "static void leave_if_root(int r) {\n"
+            "  if (r == 0)\n"
+            "    throw 1;\n"
             "}\n"
-            "static void check_batch(long n) { leave_if_empty(n); }\n"
-            "void f(long n_valid, double *g, int len, MPI_Comm comm) {\n"
-            "  check_batch(n_valid);\n"
-            "  MPI_Allreduce(MPI_IN_PLACE, g, len, MPI_DOUBLE, MPI_SUM, comm);\n"
+            "static void check_rank(int r) { leave_if_root(r); }\n"
+            "void f(double *g, int len, MPI_Comm comm) {\n"
+            "  int rank = 0;\n"
+            "  MPI_Comm_rank(comm, &rank);\n"
+            "  try {\n"
+            "    check_rank(rank);\n"
+            "    MPI_Allreduce(MPI_IN_PLACE, g, len, MPI_DOUBLE, MPI_SUM, comm);\n"
+            "  } catch (int) {\n"
+            "  }\n"
             "}\n")
-        self.assertIn("ranks where 'n == 0' holds skip it (std::exit in 'leave_if_empty')", message)
+        self.assertIn("ranks where 'r == 0' holds skip it (throw in 'leave_if_root')", message)
+
+    # A path that ends the process (exit, abort, an uncaught throw) is no skip: no finding.
+    def test_paths_that_end_the_process_are_no_finding(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            source = pathlib.Path(tmp) / "ends.cpp"
+            source.write_text(
+                "#include <mpi.h>\n#include <cstdlib>\n"
+                "void f(double *g, int len, MPI_Comm comm) {\n"
+                "  int rank = 0;\n"
+                "  MPI_Comm_rank(comm, &rank);\n"
+                "  if (rank == 0 && len < 0)\n"
+                "    std::exit(1);\n"
+                "  if (rank == 1 && len < 0)\n"
+                "    throw 1;\n"
+                "  MPI_Allreduce(MPI_IN_PLACE, g, len, MPI_DOUBLE, MPI_SUM, comm);\n"
+                "}\n")
+            result = lint(source)
+        self.assertEqual(result.returncode, 0, result.stdout)
 
     def test_exit_on_the_else_side_names_the_ranks_where_the_condition_fails(self):
         [message] = self.messages(
@@ -414,7 +490,32 @@ class Messages(unittest.TestCase):
         self.assertIn("ranks where 'n_valid > 0' does not hold skip it (return)", message)
 
 
+class Containment(unittest.TestCase):
+    # A failure inside the analysis of one function (forced here) costs that function only: it is
+    # reported as not analysed, counted in the summary, and the other functions are analysed.
+    def test_a_failing_function_is_reported_and_the_rest_is_analysed(self):
+        result = lint("--debug-fail-in=unguarded", inputs("findings.cpp"))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertRegex(result.stdout, r"findings.cpp:\d+:\d+: note: 'unguarded' "
+                                        r"was not analysed: the analysis failed inside it")
+        self.assertIn("1 function not analysed", result.stderr)
+        self.assertEqual(findings(result.stdout),
+                         [(7, "uncompensated-mean"), (23, "collective-not-reached-by-all-ranks")])
+        self.assertNotIn("Stack dump", result.stderr)
+
+
 class Cuda(unittest.TestCase):
+    # What code written for nvcc and CUDA 13 uses beyond Clang 19 (lint/cuda/compat).
+    def test_cuda13_features_parse_with_no_error(self):
+        cuda = pathlib.Path("/usr/local/cuda")
+        if not (cuda / "include" / "cuda_runtime.h").exists():
+            self.skipTest("no CUDA installation at /usr/local/cuda")
+        result = subprocess.run([str(ARGS.tool), f"--cuda-path={cuda}",
+                                 str(inputs("cuda13_features.cu")), "--", "-std=c++17"],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stdout[-3000:] + result.stderr[-2000:])
+        self.assertNotIn("error", result.stdout)
+
     def test_fallback_declarations(self):
         source = ARGS.source_root / "tests" / "lint" / "corpus" / "cuda_host.cu"
         for extra in (["--cuda-fallback"], ["--cuda-path=/nonexistent"], []):

@@ -13,6 +13,9 @@
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 
 #include <stddef.h>
+// Clang's CUDA <new> (cuda_wrappers/new, reached through any standard container) calls ::malloc and
+// ::free, which the CUDA runtime wrapper would have declared.
+#include <stdlib.h>
 
 struct uint3 {
   unsigned x, y, z;

@@ -7,7 +7,9 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <cassert>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -26,8 +28,9 @@ struct Shard {
 // Reports a corrupt input and ends the process.
 [[noreturn]] void fail(const char *what);
 
-// Ends the process when this rank has nothing to train on: its callers' later collectives are
-// not reached by that rank.
+// Ends the process when this rank has nothing to train on. A rank that ends its process ends the
+// job (the launcher stops the others): that is no rank skipping a collective while the others
+// wait, so its callers' later collectives are not findings.
 void exit_when_empty(long n_valid) {
   if (n_valid == 0)
     std::exit(0);
@@ -45,7 +48,8 @@ void skip_when_empty(long n_valid, double *grad) {
   grad[0] /= n_valid;
 }
 
-// Throws on an empty batch: the exception leaves its callers too, unless one catches it.
+// Throws on an empty batch: the exception leaves its callers too. Caught by a caller, the rank
+// goes on without the collectives it skipped; caught by nobody, it ends the process.
 void reject_empty(long n_valid) {
   if (n_valid <= 0)
     throw "empty batch";
@@ -169,10 +173,11 @@ void tp_loop_until_this_ranks_loader_runs_out(Loader &loader, float *grad, int l
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
-void tp_barrier_after_a_throw(long n_valid, MPI_Comm comm) {
+// Nothing catches the exception: the throwing rank ends the process (std::terminate).
+void tn_barrier_after_an_uncaught_throw(long n_valid, MPI_Comm comm) {
   if (n_valid < 0)
     throw "corrupt batch";
-  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Barrier(comm);
 }
 
 void tp_early_stop_on_a_reduced_loss_only_the_root_holds(float *grad, int len, MPI_Comm comm) {
@@ -185,10 +190,22 @@ void tp_early_stop_on_a_reduced_loss_only_the_root_holds(float *grad, int len, M
   }
 }
 
-void tp_throw_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
-                                                    MPI_Comm comm) {
+void tn_uncaught_throw_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
+                                                             MPI_Comm comm) {
   reject_empty(n_valid);
-  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+// The caller catches what the helper throws on rank 0: that rank skips the barrier of the try
+// block and goes on.
+void tp_throw_inside_a_helper_caught_around_the_collective(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  try {
+    reject_empty(rank);
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  } catch (const char *) {
+  }
 }
 
 void tp_collective_after_a_throw_in_the_same_try_block(long n_valid, MPI_Comm comm) {
@@ -200,46 +217,112 @@ void tp_collective_after_a_throw_in_the_same_try_block(long n_valid, MPI_Comm co
   }
 }
 
-void tp_exit_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {
+// Paths that end the process (exit, abort, a [[noreturn]] function, a helper that exits) end the
+// job: the ranks left behind are killed, not kept waiting at the next collective.
+void tn_exit_before_the_collective(long n_valid, double *grad, int len, MPI_Comm comm) {
   if (n_valid == 0)
     std::exit(0);
-  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
 }
 
-void tp_abort_on_one_rank_before_the_barrier(MPI_Comm comm) {
+void tn_abort_on_one_rank_before_the_barrier(MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) {
     std::fprintf(stderr, "rank 0 gives up\n");
     std::abort();
   }
-  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Barrier(comm);
 }
 
-void tp_noreturn_helper_before_the_collective(long n_valid, float *grad, int len,
+void tn_noreturn_helper_before_the_collective(long n_valid, float *grad, int len,
                                               ncclComm_t comm, cudaStream_t stream) {
   if (n_valid < 0)
     fail("negative batch size");
-  ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
+  ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream);
 }
 
-void tp_exit_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
+void tn_exit_inside_a_helper_before_the_collective(long n_valid, double *grad, int len,
                                                    MPI_Comm comm) {
   exit_when_empty(n_valid);
-  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
 }
 
-void tp_exit_two_calls_down_before_the_barrier(long n_valid, MPI_Comm comm) {
+void tn_exit_two_calls_down_before_the_barrier(long n_valid, MPI_Comm comm) {
   validate_batch(n_valid);
-  MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Barrier(comm);
 }
 
-void tp_exit_inside_a_helper_in_a_loop(long n_valid, int steps, double *grad, int len,
+void tn_exit_inside_a_helper_in_a_loop(long n_valid, int steps, double *grad, int len,
                                        MPI_Comm comm) {
   for (int step = 0; step < steps; ++step) {
-    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
     exit_when_empty(n_valid);
   }
+}
+
+// A CUDA-style error check: the failing rank prints and exits. The status depends on how much
+// this rank copies, but the path it guards ends the process.
+void check_status(int status) {
+  if (status != 0) {
+    std::fprintf(stderr, "error %d\n", status);
+    std::exit(1);
+  }
+}
+
+// Copies this rank's shard; the status says whether it could.
+int load_shard(double *dst, int len, int rank);
+
+// Always ends the process, though not declared [[noreturn]].
+void die(const char *what) {
+  std::fprintf(stderr, "%s\n", what);
+  std::abort();
+}
+
+void tn_error_check_helper_before_the_collective(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  check_status(load_shard(grad, len, rank)); // fails on some ranks only, and then exits
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_helper_that_always_ends_before_the_collective(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0 && grad == nullptr)
+    die("no gradients on the root");
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_failed_assert_before_the_collective(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    assert(grad != nullptr && "the root holds the gradients");
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+void tn_terminate_and_quick_exit_before_the_collective(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 1 && len < 0)
+    std::terminate();
+  if (rank == 2 && len < 0)
+    std::quick_exit(3);
+  if (rank == 3 && len < 0)
+    std::_Exit(4);
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+// A rank-dependent return is still a skip, even beside a path that exits.
+void tp_return_beside_an_exit(double *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0 && len < 0)
+    std::exit(1);
+  if (rank == 1)
+    return;
+  MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
 void tp_range_for_over_this_ranks_batches(const std::vector<std::vector<float>> &batches,

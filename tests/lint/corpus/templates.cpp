@@ -69,3 +69,35 @@ template <typename Buffer> void Averager<Buffer>::tp_method_of_class_template(Bu
 template <typename Buffer> void Averager<Buffer>::tn_method_of_class_template(Buffer &buffer) {
   MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(buffer.size()), MPI_FLOAT, MPI_SUM, comm_);
 }
+
+// Function templates written by a macro, as layer registries do: in the template as written,
+// `new type<T>(p)` and `T x(a, b)` hold argument lists that have no type yet. Nothing to report,
+// and every function is analysed.
+template <typename T> struct Layer {
+  virtual ~Layer() = default;
+};
+template <typename T> struct Dense : Layer<T> {
+  explicit Dense(int width) : width_(width) {}
+  int width_;
+};
+template <typename T> struct Pool : Layer<T> {
+  Pool(int window, int stride) : window_(window * stride) {}
+  int window_;
+};
+#define REGISTER_LAYER(type)                                                                       \
+  template <typename T> Layer<T> *tn_create_##type(int p) { return new type<T>(p); }
+REGISTER_LAYER(Dense)
+
+template <typename T> Layer<T> *tn_create_pool(int p) { return new Pool<T>(p, p); }
+
+template <typename T, typename U> T tn_dependent_initialisers(U a, int n, MPI_Comm comm) {
+  T x(a, n);
+  T y{a, n};
+  auto z = T(a, n) + x;
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT, MPI_SUM, comm);
+  return z + y;
+}
+
+Layer<float> *tn_instantiate_the_macro_template(int width) {
+  return tn_create_Dense<float>(width);
+}

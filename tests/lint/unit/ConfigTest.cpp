@@ -82,7 +82,8 @@ TEST(Config, WrappersReducersAndDisabledRules) {
                     "op-arg": 4}],
       "rank-functions": ["my::rank", {"name": "get_rank", "out": 0}],
       "count-names": ["tokens_.*"], "global-count-names": ["total_.*"],
-      "non-count-names": [], "data-names": ["shard"], "mask-names": ["keep"]})",
+      "non-count-names": [], "data-names": ["shard"], "mask-names": ["keep"],
+      "model-names": ["weights_.*"]})",
                           "test.json", config, error))
       << error;
   EXPECT_FALSE(config.ruleEnabled("double-normalization"));
@@ -97,6 +98,8 @@ TEST(Config, WrappersReducersAndDisabledRules) {
   EXPECT_EQ(config.globalCountNames, std::vector<std::string>{"total_.*"});
   EXPECT_TRUE(config.nonCountNames.empty());
   EXPECT_EQ(config.dataNames, std::vector<std::string>{"shard"});
+  // The documented key that an earlier version refused as unknown.
+  EXPECT_EQ(config.modelNames, std::vector<std::string>{"weights_.*"});
   EXPECT_EQ(config.queries.back().out, 0);
 }
 

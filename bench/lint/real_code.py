@@ -45,6 +45,18 @@ def is_cuda(args, path):
         a == "-x" and b == "cuda" for a, b in zip(args, args[1:]))
 
 
+# nvcc's own spellings, as CMake writes them (clang would read `-isystem=DIR` as a path "=DIR").
+NVCC_SPELLINGS = (("-isystem=", "-isystem"), ("--system-include=", "-isystem"), ("-I=", "-I"),
+                  ("--include-path=", "-I"), ("-D=", "-D"), ("--define-macro=", "-D"))
+
+
+def nvcc_spelling(a):
+    for nv, flag in NVCC_SPELLINGS:
+        if a.startswith(nv):
+            return [flag, a[len(nv):]] if flag == "-isystem" else [flag + a[len(nv):]]
+    return None
+
+
 def from_nvcc(args, path):
     """Keep what matters to parse host code, as lint/tool/CompileCommands.cpp does."""
     out, i = [], 1
@@ -53,7 +65,10 @@ def from_nvcc(args, path):
                "-MF", "-MT"}
     while i < len(args):
         a = args[i]
-        if a in with_value and i + 1 < len(args):
+        spelled = nvcc_spelling(a)
+        if spelled:
+            out += spelled
+        elif a in with_value and i + 1 < len(args):
             out += [a, args[i + 1]]
             i += 1
         elif a.startswith(("-I", "-D", "-U", "-isystem", "-std=")):
@@ -90,7 +105,14 @@ def syntax_only_args(entry, cuda_path):
     front = ["clang-19" if not args[0].endswith("++") and path.endswith(".c") else "clang++-19"]
     if is_cuda(args, path):
         front += ["--cuda-host-only", "-nocudalib", "-Wno-unknown-cuda-version",
-                  "--cuda-path=" + cuda_path, "-isystem", CUDA_COMPAT]
+                  "--cuda-path=" + cuda_path]
+        cccl = os.path.join(cuda_path, "include", "cccl")
+        if os.path.isdir(cccl):
+            front += ["-isystem", cccl]
+        front += ["-isystem", CUDA_COMPAT]
+        compat_h = os.path.join(CUDA_COMPAT, "collcheck_cuda_compat.h")
+        if os.path.exists(compat_h):  # the lint's CUDA compatibility pre-include, where it has one
+            front += ["-include", compat_h]
     return front + rest + ["-fsyntax-only", "-ferror-limit=0", "-w", "-fno-caret-diagnostics"]
 
 
@@ -196,6 +218,8 @@ def summarise(records):
         "tus_with_parse_errors": sum(1 for r in records
                                      if r.get("syntax_errors", r["lint_parse_errors"])),
         "parse_errors": sum(r.get("syntax_errors", r["lint_parse_errors"]) for r in records),
+        "lint_parse_errors": sum(r["lint_parse_errors"] for r in records),
+        "exit_2": sum(1 for r in records if r["rc"] == 2),
         "findings": sum(len(r["findings"]) for r in records),
         "findings_per_rule": rules,
         "lint_total_s": round(sum(r["lint_s"] for r in records), 1),

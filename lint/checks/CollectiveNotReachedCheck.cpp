@@ -14,9 +14,18 @@ namespace {
 
 // A condition matters when it is not rank-uniform and depends on the rank or on a local count,
 // and the paths it chooses between do not issue the same collectives.
-bool divergent(const ControlDependence &dep, bool onSubCommunicator) {
+bool divergent(const ControlDependence &dep, const CollectiveEvent &event) {
+  bool onSubCommunicator = event.onSubCommunicator;
+  // A guard on membership of the communicator the collective runs on: the ranks it keeps out are
+  // no members, and a collective involves its members only.
+  if (dep.membershipOf && llvm::is_contained(event.argumentDecls, dep.membershipOf))
+    return false;
   const Value &v = dep.value;
   if (v.uniform || dep.balanced || !(v.rankDerived || v.countDerived))
+    return false;
+  // Precision before recall: a dependence only names suggest (`count`, `num_tokens`, `rank` of
+  // unseen origin) is no finding; every rank may well hold the same value there.
+  if (v.guessed)
     return false;
   // Ranks chosen by a colour talk on the communicator that colour built.
   return !(onSubCommunicator && v.rankDerived && !v.countDerived);
@@ -83,7 +92,7 @@ void CollectiveNotReachedCheck::onCollective(const CollectiveEvent &event,
                                              std::vector<Finding> &out) {
   const ControlDependence *culprit = nullptr;
   for (auto it = event.controls.rbegin(); it != event.controls.rend() && !culprit; ++it)
-    if (divergent(*it, event.onSubCommunicator))
+    if (divergent(*it, event))
       culprit = &*it;
   if (!culprit)
     return;

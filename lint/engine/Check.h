@@ -74,6 +74,9 @@ struct ControlDependence {
   bool overRange = false; // Loop: `condition` is the range a range-for walks
   bool balanced = false;  // every path issues the same collectives
   bool reordered = false; // the paths issue the same collectives in different orders
+  // A membership guard (`comm == MPI_COMM_NULL`): the communicator it tests. The ranks outside it
+  // take no part in its collectives, so the guard is rank-uniform for them.
+  const clang::NamedDecl *membershipOf = nullptr;
   unsigned id = 0;
 };
 
@@ -84,6 +87,8 @@ struct CollectiveEvent {
   std::string name;
   bool onSubCommunicator = false;
   std::vector<ControlDependence> controls; // outermost first
+  // What the call's arguments name (its communicator among them), for membership guards.
+  std::vector<const clang::NamedDecl *> argumentDecls;
 };
 
 class Check {

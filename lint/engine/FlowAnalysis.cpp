@@ -660,6 +660,15 @@ private:
     const Expr *at = nullptr;
     if (const auto *call = dyn_cast<CallExpr>(s)) {
       const FunctionDecl *callee = calleeOf(call);
+      // A field or global that a split fills (`MPI_Comm_split(world, local_rank, rank,
+      // &cross_)`): its members are chosen by the colour, so conditions on the rank are theirs.
+      if (callee && callee->getIdentifier() &&
+          (callee->getName() == "MPI_Comm_split" || callee->getName() == "ncclCommSplit") &&
+          call->getNumArgs() > 3)
+        if (const auto *address = dyn_cast<UnaryOperator>(call->getArg(3)->IgnoreParenImpCasts());
+            address && address->getOpcode() == UO_AddrOf)
+          if (const NamedDecl *comm = lastingStorage(address->getSubExpr()))
+            splitStorage_.insert(comm);
       const QuerySpec *query = callee ? table_.lookup(callee).query : nullptr;
       if (query && query->what == QuerySpec::What::Rank && query->out >= 0 &&
           query->out < static_cast<int>(call->getNumArgs()))
@@ -737,6 +746,7 @@ private:
       if (t->isIntegralOrEnumerationType() && matchesAny(rankNames_, name)) {
         v.rankDerived = true;
         v.exactRank = true;
+        v.guessed = true;
         v.rankSource = {nullptr, decl};
       } else if (matchesAny(sizeNames_, name)) {
         v.uniform = true;
@@ -750,6 +760,7 @@ private:
         v.powers.reduced = 1;
       } else if (matchesAny(countNames_, name)) {
         v.countDerived = true;
+        v.guessed = true;
         v.powers.local = 1;
         v.countSource = {nullptr, decl};
       }
@@ -785,10 +796,12 @@ private:
       v.nonZero = true;
       v.powers = named.powers;
     } else if (named.exactRank) {
+      v.guessed = v.countDerived ? v.guessed : true;
       v.rankDerived = true;
       v.exactRank = true;
       v.rankSource = named.rankSource;
     } else if (named.countDerived) {
+      v.guessed = v.countDerived ? v.guessed : true;
       v.countDerived = true;
       v.powers = named.powers;
       v.countSource = named.countSource;
@@ -851,11 +864,15 @@ private:
   }
 
   // A field or global some function of the file fills with the rank (learnRankStorage), read
-  // where the walk has not seen that write.
+  // where the walk has not seen that write; or with a communicator a split made.
   Value withRankStorage(Value v, const Decl *storage) const {
+    if (splitStorage_.contains(storage->getCanonicalDecl()))
+      v.subCommunicator = true;
     auto it = rankStorage_.find(storage->getCanonicalDecl());
-    if (it == rankStorage_.end() || v.rankDerived)
+    // What the flow shows replaces what a name suggests (a field named `local_rank`).
+    if (it == rankStorage_.end() || (v.rankDerived && !v.guessed))
       return v;
+    v.guessed = false;
     v.uniform = false;
     v.rankDerived = true;
     v.exactRank = true;
@@ -965,6 +982,7 @@ private:
         continue;
       if (cond.uniform || !(cond.rankDerived || cond.countDerived))
         continue;
+      v.guessed = guessedFrom(v, cond);
       v.uniform = false;
       v.exactRank = v.exactSize = false;
       v.rankDerived |= cond.rankDerived;
@@ -1345,6 +1363,37 @@ private:
     return isa<CXXThrowExpr>(jump) && !frame_->tries.empty() ? frame_->tries.back().second : 0;
   }
 
+  // ---- membership guards --------------------------------------------------------------------
+
+  // The communicator `cond` tests for membership: `comm == MPI_COMM_NULL`, `comm != MPI_COMM_NULL`
+  // (what MPI_Comm_split with MPI_UNDEFINED, MPI_Comm_create and friends give the ranks left out),
+  // or a communicator handle compared with a null pointer.
+  const NamedDecl *membershipTested(const Expr *cond) {
+    const auto *binary =
+        dyn_cast_or_null<BinaryOperator>(cond ? cond->IgnoreParenCasts() : nullptr);
+    if (!binary || (binary->getOpcode() != BO_EQ && binary->getOpcode() != BO_NE))
+      return nullptr;
+    auto isNull = [&](const Expr *e) {
+      if (auto macro = macroNameAt(e->getBeginLoc()); macro && *macro == "MPI_COMM_NULL")
+        return true;
+      return !e->isValueDependent() &&
+             e->isNullPointerConstant(context_, Expr::NPC_ValueDependentIsNotNull) !=
+                 Expr::NPCK_NotNull;
+    };
+    auto isCommunicator = [&](const Expr *e) {
+      if (!hasType(e))
+        return false;
+      std::string type = e->IgnoreParenImpCasts()->getType().getAsString();
+      return type.find("Comm") != std::string::npos;
+    };
+    const Expr *lhs = binary->getLHS(), *rhs = binary->getRHS();
+    const Expr *comm = isNull(rhs) ? lhs : (isNull(lhs) ? rhs : nullptr);
+    if (!comm || !isCommunicator(comm))
+      return nullptr;
+    const NamedDecl *decl = coreDecl(comm);
+    return decl ? cast<NamedDecl>(decl->getCanonicalDecl()) : nullptr;
+  }
+
   // ---- process ends -------------------------------------------------------------------------
 
   // Whether a `throw` here is caught by a try block of this function or of a caller being walked.
@@ -1688,6 +1737,7 @@ private:
     dep.kind = ControlDependence::Kind::Branch;
     dep.condition = cond;
     dep.value = c;
+    dep.membershipOf = membershipTested(cond);
     const Stmt *thenJump = findJump(thenStmt), *elseJump = findJump(elseStmt);
     const Stmt *jump =
         thenJump && !elseJump ? thenJump : (!thenJump && elseJump ? elseJump : nullptr);
@@ -2456,6 +2506,7 @@ private:
     frame_->state = joinStates(afterTrue, afterFalse);
     Value r = !afterTrue.reachable ? f : (!afterFalse.reachable ? t : join(t, f));
     if (tainted(c)) {
+      r.guessed = guessedFrom(r, c);
       r.uniform = false;
       r.rankDerived |= c.rankDerived;
       r.countDerived |= c.countDerived;
@@ -2734,9 +2785,19 @@ private:
     for (const LoopContext *loop : frame_->loops)
       if (decl && loop->induction.contains(decl->getCanonicalDecl()))
         return;
+    // Rank-local by the flow when a condition deciding the step depends on the rank or on local
+    // data through the flow; by a guess when only names say so.
+    bool byFlow = llvm::any_of(frame_->control, [](const ActiveControl &c) {
+      return tainted(c.dep.value) && !c.dep.value.guessed;
+    });
     bool local =
-        namesLocalData(target) ||
+        byFlow || namesLocalData(target) ||
         llvm::any_of(frame_->control, [](const ActiveControl &c) { return tainted(c.dep.value); });
+    bool wasTainted = v.rankDerived || v.countDerived;
+    if (byFlow)
+      v.guessed = false;
+    else if (local)
+      v.guessed = wasTainted ? v.guessed : true;
     v.uniform = false;
     v.countDerived = v.countDerived || local;
     v.exactRank = v.exactSize = false;
@@ -2877,6 +2938,7 @@ private:
       Value r = values[0];
       for (size_t i = 1; i < values.size(); ++i) {
         Value m = mix(r, values[i]);
+        r.guessed = m.guessed;
         r.uniform = m.uniform;
         r.rankDerived = m.rankDerived;
         r.countDerived = m.countDerived;
@@ -2911,6 +2973,7 @@ private:
       if (!r.uniform) {
         r.powers.local = 1;
         if (values[0].countDerived || namesLocalData(args[0])) {
+          r.guessed = !((values[0].countDerived || values[0].rankDerived) && !values[0].guessed);
           r.countDerived = true;
           r.countSource = {call, coreDecl(args[0])};
         }
@@ -2944,6 +3007,7 @@ private:
     Value r;
     r.uniform = !values.empty();
     for (const Value &v : values) {
+      r.guessed = guessedFrom(r, v);
       r.uniform = r.uniform && v.uniform;
       r.rankDerived |= v.rankDerived;
       r.countDerived |= v.countDerived;
@@ -3045,6 +3109,13 @@ private:
     event.name = std::move(name);
     event.onSubCommunicator = onSubCommunicator;
     event.controls = activeControls();
+    if (const auto *callExpr = dyn_cast<CallExpr>(call))
+      for (const Expr *arg : callExpr->arguments())
+        if (const NamedDecl *decl = coreDecl(arg))
+          event.argumentDecls.push_back(cast<NamedDecl>(decl->getCanonicalDecl()));
+    if (const auto *member = dyn_cast<CXXMemberCallExpr>(call))
+      if (const NamedDecl *decl = coreDecl(member->getImplicitObjectArgument()))
+        event.argumentDecls.push_back(cast<NamedDecl>(decl->getCanonicalDecl()));
     listener_.collective(event);
   }
 
@@ -3306,6 +3377,10 @@ private:
     if (!container.uniform) {
       r.powers.local = 1;
       if (container.countDerived || container.mask || namesLocalData(containerExpr)) {
+        // Known from the flow when the container's contents are (a mask counts valid items);
+        // else a container named like this rank's data: a guess.
+        r.guessed = !(((container.countDerived || container.rankDerived) && !container.guessed) ||
+                      container.mask);
         r.countDerived = true;
         r.countSource = {at, coreDecl(containerExpr)};
       }
@@ -3450,6 +3525,7 @@ private:
     bool aboutLocalData = namesLocalData(objectExpr) ||
                           llvm::any_of(args, [&](const Expr *a) { return namesLocalData(a); });
     if (aboutLocalData && !r.uniform) {
+      r.guessed = (r.rankDerived || r.countDerived) ? r.guessed : true;
       r.countDerived = true;
       if (!r.countSource)
         r.countSource = {call, coreDecl(objectExpr)};
@@ -3538,6 +3614,7 @@ private:
   // Fields and variables outside functions that a function of the file fills with the rank, and
   // where (learnRankStorage).
   llvm::DenseMap<const Decl *, Origin> rankStorage_;
+  llvm::DenseSet<const Decl *> splitStorage_; // ... and that a split fills with a communicator
   llvm::DenseSet<const FunctionDecl *> walked_;
   llvm::DenseSet<const FunctionDecl *> walkedPatterns_; // templates of the instantiations walked
   llvm::SmallPtrSet<const CXXMethodDecl *, 8> lambdas_;

@@ -71,10 +71,15 @@ bool Value::sameFacts(const Value &o) const {
   return uniform == o.uniform && reduced == o.reduced && rankDerived == o.rankDerived &&
          rootOnly == o.rootOnly && countDerived == o.countDerived && nonZero == o.nonZero &&
          mask == o.mask && exactRank == o.exactRank && exactSize == o.exactSize &&
-         subCommunicator == o.subCommunicator && powers == o.powers && constant == o.constant &&
-         op == o.op && opScalar == o.opScalar &&
+         subCommunicator == o.subCommunicator && guessed == o.guessed && powers == o.powers &&
+         constant == o.constant && op == o.op && opScalar == o.opScalar &&
          (pendingSum == nullptr) == (o.pendingSum == nullptr) && paramMask == o.paramMask &&
          lambda == o.lambda;
+}
+
+bool guessedFrom(const Value &a, const Value &b) {
+  bool ta = a.rankDerived || a.countDerived, tb = b.rankDerived || b.countDerived;
+  return (ta || tb) && (!ta || a.guessed) && (!tb || b.guessed);
 }
 
 Value join(const Value &a, const Value &b) {
@@ -84,6 +89,7 @@ Value join(const Value &a, const Value &b) {
   r.rankDerived = a.rankDerived || b.rankDerived;
   r.rootOnly = a.rootOnly || b.rootOnly;
   r.countDerived = a.countDerived || b.countDerived;
+  r.guessed = guessedFrom(a, b);
   r.nonZero = a.nonZero && b.nonZero;
   r.mask = a.mask || b.mask;
   r.exactRank = a.exactRank && b.exactRank;
@@ -116,6 +122,7 @@ Value mix(const Value &a, const Value &b) {
   r.rankDerived = a.rankDerived || b.rankDerived;
   r.rootOnly = a.rootOnly || b.rootOnly;
   r.countDerived = a.countDerived || b.countDerived;
+  r.guessed = guessedFrom(a, b);
   r.rankSource = a.rankSource ? a.rankSource : b.rankSource;
   r.countSource = a.countSource ? a.countSource : b.countSource;
   r.paramMask = a.paramMask | b.paramMask;

@@ -81,6 +81,9 @@ struct Value {
   bool exactRank = false;       // exactly the rank, so `rank < size` holds on every rank
   bool exactSize = false;       // exactly the communicator size
   bool subCommunicator = false; // a communicator split by a rank-dependent colour
+  // Its rank or count dependence rests on names only (a parameter named `rank` or `num_tokens`, the
+  // size of a container named `batch`), not on data flow: no participation finding rests on it.
+  bool guessed = false;
   CountPowers powers;
   std::optional<double> constant;
   ReduceOpKind op = ReduceOpKind::None; // the reduction op an op variable holds
@@ -105,6 +108,9 @@ struct FieldValues {
   std::vector<std::pair<const clang::FieldDecl *, Value>> items; // canonical fields, in order
   const Value *find(const clang::FieldDecl *field) const;
 };
+
+// Whether a value whose rank or count dependence comes from `a` and `b` owes it to names only.
+bool guessedFrom(const Value &a, const Value &b);
 
 // The value at a control-flow merge: facts that hold on both paths, taints of either path.
 Value join(const Value &a, const Value &b);

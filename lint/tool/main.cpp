@@ -130,6 +130,24 @@ void printRules() {
                    << "): " << rule.title << "\n";
 }
 
+// A source file built into several targets is listed once per target in compile_commands.json;
+// it is one translation unit to review: linted once, with its first command.
+class FirstCommandDatabase : public tooling::CompilationDatabase {
+public:
+  explicit FirstCommandDatabase(std::unique_ptr<tooling::CompilationDatabase> inner)
+      : inner_(std::move(inner)) {}
+  std::vector<tooling::CompileCommand> getCompileCommands(llvm::StringRef file) const override {
+    std::vector<tooling::CompileCommand> commands = inner_->getCompileCommands(file);
+    if (commands.size() > 1)
+      commands.resize(1);
+    return commands;
+  }
+  std::vector<std::string> getAllFiles() const override { return inner_->getAllFiles(); }
+
+private:
+  std::unique_ptr<tooling::CompilationDatabase> inner_;
+};
+
 } // namespace
 
 namespace {
@@ -213,6 +231,7 @@ int lintMain(int argc, const char **argv) {
           "\n  give the build directory with -p BUILD (it holds compile_commands.json), or the "
           "compile flags after --, e.g.\n  collcheck-lint file.cpp -- -std=c++20 -Iinclude");
     database = tooling::inferMissingCompileCommands(std::move(database));
+    database = std::make_unique<FirstCommandDatabase>(std::move(database));
   }
 
   LintConfig config = LintConfig::defaults();

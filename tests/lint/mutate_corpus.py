@@ -156,7 +156,6 @@ def main():
             path = pathlib.Path(work) / f"mutant{n:05d}-{source.stem}{suffix}"
             path.write_text(text)
             jobs.append((path, source.name, kind))
-            kinds[kind.split("+")[0]] = kinds.get(kind.split("+")[0], 0) + 1
         started = time.monotonic()
         results = []
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -169,6 +168,7 @@ def main():
                 results += pool.map(lambda j: run_one(args.tool, flags, j[0], args.timeout), batch)
             ran = len(results)
             for (path, source, kind), (problem, elapsed, status) in zip(jobs, results):
+                kinds[kind.split("+")[0]] = kinds.get(kind.split("+")[0], 0) + 1
                 slowest = max(slowest, elapsed)
                 statuses[status] = statuses.get(status, 0) + 1
                 if problem:

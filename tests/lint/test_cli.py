@@ -338,6 +338,16 @@ class CompilationDatabase(unittest.TestCase):
             self.assertEqual(result.returncode, 1, result.stderr)
 
 
+    # A source built into several targets is listed once per target: linted once.
+    def test_a_file_listed_twice_is_linted_once(self):
+        with tempfile.TemporaryDirectory() as build:
+            entry = {"directory": str(ARGS.source_root), "file": str(inputs("findings.cpp")),
+                     "arguments": ["c++"] + ARGS.flags + ["-c", str(inputs("findings.cpp"))]}
+            (pathlib.Path(build) / "compile_commands.json").write_text(json.dumps([entry, entry]))
+            result = lint("-p", build, inputs("findings.cpp"), flags=False)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(len(findings(result.stdout)), 3)
+
     # nvcc's `-isystem=DIR`, as CMake writes it for CUDA sources, is an include directory.
     def test_nvcc_include_spellings(self):
         includes = [f[2:] for f in ARGS.flags if f.startswith("-I")]
@@ -418,12 +428,15 @@ class Messages(unittest.TestCase):
     # The range of a range-for is both what bounds the loop and what its count is: said once.
     def test_range_for_names_its_range_once(self):
         [message] = self.messages(
-            "void f(std::vector<std::vector<float>> &batches, MPI_Comm comm) {\n"
+            "std::vector<std::vector<float>> load_batches(int rank);\n"
+            "void f(MPI_Comm comm) {\n"
+            "  int rank = 0;\n"
+            "  MPI_Comm_rank(comm, &rank);\n"
+            "  std::vector<std::vector<float>> batches = load_batches(rank);\n"
             "  for (auto &batch : batches)\n"
             "    MPI_Allreduce(MPI_IN_PLACE, batch.data(), 1, MPI_FLOAT, MPI_SUM, comm);\n"
             "}\n")
-        self.assertIn("once per element of 'batches', whose size is a count of this rank's items;",
-                      message)
+        self.assertIn("once per element of 'batches', which depends on the rank ('rank');", message)
         self.assertEqual(message.count("batches"), 1, message)
 
     # A throw caught by the function's own try block: the throwing ranks skip the rest of it.
@@ -480,7 +493,11 @@ class Messages(unittest.TestCase):
 
     def test_exit_on_the_else_side_names_the_ranks_where_the_condition_fails(self):
         [message] = self.messages(
-            "void f(long n_valid, double *g, int len, MPI_Comm comm) {\n"
+            "long count_valid(int rank);\n"
+            "void f(double *g, int len, MPI_Comm comm) {\n"
+            "  int rank = 0;\n"
+            "  MPI_Comm_rank(comm, &rank);\n"
+            "  long n_valid = count_valid(rank);\n"
             "  if (n_valid > 0)\n"
             "    g[0] /= n_valid;\n"
             "  else\n"

@@ -30,6 +30,10 @@ COLLCHECK_CUDA_STORE(__stwt)
 #undef COLLCHECK_CUDA_STORE
 
 #if CUDART_VERSION >= 13000
+// nvcc's runtime header brings the host clock() and CLOCKS_PER_SEC; Clang's wrapper declares only
+// the device clock().
+#include <time.h>
+
 // CUDA 13 declares the integer min and max for the device only; nvcc's host code still finds them.
 inline __attribute__((host)) int min(int a, int b) { return a < b ? a : b; }
 inline __attribute__((host)) int max(int a, int b) { return a < b ? b : a; }

@@ -18,9 +18,15 @@ void tp_alltoallv_on_rank_zero_only(const double *send, const int *send_counts,
                   MPI_DOUBLE, comm);
 }
 
-void tp_nonblocking_gatherv_only_where_there_is_data(const float *values, int n_valid,
+void tp_nonblocking_gatherv_only_where_there_is_data(const float *values, int len,
                                                      float *gathered, const int *counts,
                                                      const int *displs, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int n_valid = 0; // this rank's values above its threshold: a count the data flow shows local
+  for (int i = 0; i < len; ++i)
+    if (values[i] > rank)
+      ++n_valid;
   if (n_valid > 0) {
     MPI_Request request;
     MPI_Igatherv(values, n_valid, MPI_FLOAT, gathered, counts, displs, MPI_FLOAT, 0, comm, // expect: collective-not-reached-by-all-ranks

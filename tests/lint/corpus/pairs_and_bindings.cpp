@@ -144,14 +144,16 @@ void tn_assigned_pair_size(double *v, MPI_Comm comm) {
     MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_SUM, comm);
 }
 
-void tp_tuple_binding_named_rank(double *v, MPI_Comm comm) {
+// A tuple's elements are not followed: the binding's name alone says it is the rank, a guess,
+// and a guess is no participation finding.
+void tn_tuple_binding_named_rank(double *v, MPI_Comm comm) {
   int r = 0;
   int s = 1;
   MPI_Comm_rank(comm, &r);
   MPI_Comm_size(comm, &s);
-  auto [rank, size] = std::make_tuple(r, s); // a tuple's elements: what their names say
+  auto [rank, size] = std::make_tuple(r, s);
   if (rank == 0)
-    MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
+    MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_SUM, comm);
 }
 
 void tn_tuple_binding_named_size(double *v, MPI_Comm comm) {

@@ -58,8 +58,36 @@ void reject_empty(long n_valid) {
 // This rank's input pipeline: it runs out when this rank's shard does.
 class Loader {
 public:
+  explicit Loader(int rank);
   bool next(std::vector<float> &batch);
 };
+
+// The communicator of this rank's group, MPI_COMM_NULL on ranks in no group.
+MPI_Comm group_comm_for(int rank);
+
+// Fills `all` with every rank's count (an all-gather behind an interface).
+void gather_counts(std::vector<long> &all, MPI_Comm comm);
+
+// The batches of this rank's shard, and the tokens of its batch at `step`.
+std::vector<std::vector<float>> load_batches(int rank);
+long tokens_in_step(const int *tokens, int step, int rank);
+
+// This rank's valid items: the labels of its slice that are not padding. The slice depends on the
+// rank, so the data flow shows a count that differs from rank to rank (a parameter merely named
+// `n_valid` would be a guess, and a guess is no finding).
+long count_valid(const int *labels, int len, int rank) {
+  long n = 0;
+  for (int i = rank * len; i < (rank + 1) * len; ++i)
+    if (labels[i] != -100)
+      ++n;
+  return n;
+}
+
+int rank_of(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return rank;
+}
 
 } // namespace
 
@@ -70,24 +98,28 @@ void tp_rank_zero_only(double *grad, int len, MPI_Comm comm) {
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
-void tp_local_count_condition(double loss_sum, long n_valid, MPI_Comm comm) {
+void tp_local_count_condition(double loss_sum, const int *labels, int len, MPI_Comm comm) {
+  long n_valid = count_valid(labels, len, rank_of(comm));
   double total = 0.0;
   if (n_valid > 0)
     MPI_Allreduce(&loss_sum, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
-void tp_continue_before_the_collective(const std::vector<int> &valid_per_step, int num_steps,
-                                       float *grad, int len, MPI_Comm comm) {
+void tp_continue_before_the_collective(const int *labels, int num_steps, float *grad, int len,
+                                       MPI_Comm comm) {
   for (int step = 0; step < num_steps; ++step) {
-    int n_valid = valid_per_step[step];
+    long n_valid = count_valid(labels + step * len, len, rank_of(comm));
     if (n_valid == 0)
       continue;
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
   }
 }
 
-void tp_return_before_the_collective(float *grad, int len, int count, ncclComm_t comm,
+void tp_return_before_the_collective(float *grad, const int *labels, int len, ncclComm_t comm,
                                      cudaStream_t stream) {
+  int rank = 0;
+  ncclCommUserRank(comm, &rank);
+  long count = count_valid(labels, len, rank);
   if (count == 0)
     return;
   ncclAllReduce(grad, grad, len, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
@@ -97,14 +129,17 @@ void tp_break_leaves_the_loop_early(const int *tokens, int steps, float *grad, i
                                     MPI_Comm comm) {
   for (int step = 0; step < steps; ++step) {
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
-    int n_tokens = tokens[step];
+    long n_tokens = tokens_in_step(tokens, step, rank_of(comm));
     if (n_tokens == 0)
       break;
   }
 }
 
-void tp_loop_bounded_by_local_batches(const Shard &shard, float *grad, int len, MPI_Comm comm) {
-  for (size_t b = 0; b < shard.batches.size(); ++b)
+void tp_loop_bounded_by_local_batches(float *grad, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::vector<std::vector<float>> batches = load_batches(rank);
+  for (size_t b = 0; b < batches.size(); ++b)
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
@@ -140,7 +175,8 @@ void tp_switch_on_the_rank(float *buf, int len, MPI_Comm comm) {
   }
 }
 
-void tp_count_reduction_on_active_ranks_only(long n_valid, MPI_Comm comm) {
+void tp_count_reduction_on_active_ranks_only(const int *labels, int len, MPI_Comm comm) {
+  long n_valid = count_valid(labels, len, rank_of(comm));
   bool has_data = n_valid > 0;
   long N = 0;
   if (has_data)
@@ -166,8 +202,8 @@ void tp_branches_in_a_different_order(float *a, float *b, int len, MPI_Comm comm
   }
 }
 
-void tp_loop_until_this_ranks_loader_runs_out(Loader &loader, float *grad, int len,
-                                               MPI_Comm comm) {
+void tp_loop_until_this_ranks_loader_runs_out(float *grad, int len, MPI_Comm comm) {
+  Loader loader(rank_of(comm));
   std::vector<float> batch;
   while (loader.next(batch))
     MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
@@ -208,7 +244,9 @@ void tp_throw_inside_a_helper_caught_around_the_collective(MPI_Comm comm) {
   }
 }
 
-void tp_collective_after_a_throw_in_the_same_try_block(long n_valid, MPI_Comm comm) {
+void tp_collective_after_a_throw_in_the_same_try_block(const int *labels, int len,
+                                                        MPI_Comm comm) {
+  long n_valid = count_valid(labels, len, rank_of(comm));
   try {
     if (n_valid < 0)
       throw "corrupt batch";
@@ -325,8 +363,10 @@ void tp_return_beside_an_exit(double *grad, int len, MPI_Comm comm) {
   MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_DOUBLE, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
 }
 
-void tp_range_for_over_this_ranks_batches(const std::vector<std::vector<float>> &batches,
-                                          std::vector<float> &grads, MPI_Comm comm) {
+void tp_range_for_over_this_ranks_batches(std::vector<float> &grads, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::vector<std::vector<float>> batches = load_batches(rank);
   for (const auto &batch : batches) {
     grads.assign(batch.begin(), batch.end());
     MPI_Allreduce(MPI_IN_PLACE, grads.data(), (int)grads.size(), MPI_FLOAT, MPI_SUM, comm); // expect: collective-not-reached-by-all-ranks
@@ -347,7 +387,8 @@ void tp_short_circuit_on_the_rank(MPI_Comm comm) {
   (void)synced;
 }
 
-void tp_short_circuit_on_a_local_count(long n_valid, MPI_Comm comm) {
+void tp_short_circuit_on_a_local_count(const int *labels, int len, MPI_Comm comm) {
+  long n_valid = count_valid(labels, len, rank_of(comm));
   bool reduced = n_valid > 0 && MPI_Allreduce(MPI_IN_PLACE, &n_valid, 1, MPI_LONG, MPI_SUM, comm) == MPI_SUCCESS; // expect: collective-not-reached-by-all-ranks
   (void)reduced;
 }
@@ -620,4 +661,84 @@ double tp_scattered_counts_divide_a_local_sum(double loss_sum, const int *counts
   int size = 1;
   MPI_Comm_size(comm, &size);
   return total / size;
+}
+
+// Names alone are guesses, and a guess is no finding: a size parameter named `count` is the same
+// on every rank in a benchmark that runs one message size everywhere.
+void tn_size_parameter_named_count(float *buf, size_t count, ncclComm_t comm, cudaStream_t s) {
+  if (count == 0)
+    return;
+  ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, comm, s);
+}
+
+// Every rank compares every gathered count with its own: the flag is true everywhere or nowhere.
+void tn_agreement_on_gathered_counts(std::vector<long> &mine_and_all, int ranks, MPI_Comm comm) {
+  long local_count = mine_and_all[0];
+  gather_counts(mine_and_all, comm);
+  bool agree = true;
+  for (int r = 0; r < ranks; ++r) {
+    long peer_count = mine_and_all[r];
+    if (peer_count != local_count)
+      agree = false;
+  }
+  if (agree)
+    MPI_Barrier(comm);
+}
+
+// A membership guard: the ranks the test keeps out are no members of `group`, and a collective on
+// `group` involves its members only.
+void tn_membership_guard_before_a_collective_on_that_communicator(double *x, MPI_Comm world) {
+  MPI_Comm group = group_comm_for(rank_of(world));
+  if (group == MPI_COMM_NULL)
+    return;
+  MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, group);
+}
+
+void tn_membership_guard_around_a_collective_on_that_communicator(double *x, MPI_Comm world) {
+  MPI_Comm group = group_comm_for(rank_of(world));
+  if (group != MPI_COMM_NULL)
+    MPI_Bcast(x, 1, MPI_DOUBLE, 0, group);
+}
+
+// The ranks outside `group` still skip what the whole job issues after the guard.
+void tp_membership_guard_before_a_collective_on_another_communicator(double *x, MPI_Comm world) {
+  MPI_Comm group = group_comm_for(rank_of(world));
+  if (group == MPI_COMM_NULL)
+    return;
+  MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, world); // expect: collective-not-reached-by-all-ranks
+}
+
+// Branches that together issue the same collective on every rank: the root sends its buffer, the
+// others receive into theirs.
+void tn_branches_that_together_issue_the_broadcast(double *mine, double *staging, int len,
+                                                    MPI_Comm comm) {
+  if (rank_of(comm) == 0)
+    MPI_Bcast(mine, len, MPI_DOUBLE, 0, comm);
+  else
+    MPI_Bcast(staging, len, MPI_DOUBLE, 0, comm);
+}
+
+// The node leaders talk on the communicator split by the local rank (filled by another function):
+// every member of `cross` has the same local rank, so the condition is uniform over its members.
+struct Topology {
+  MPI_Comm world, node, cross;
+  int local_rank;
+};
+
+void build_topology(Topology &t) {
+  MPI_Comm_split_type(t.world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &t.node);
+  MPI_Comm_rank(t.node, &t.local_rank);
+  int rank = 0;
+  MPI_Comm_rank(t.world, &rank);
+  MPI_Comm_split(t.world, t.local_rank, rank, &t.cross);
+}
+
+void tn_leaders_on_the_communicator_split_by_local_rank(Topology &t, double *x) {
+  if (t.local_rank == 0)
+    MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, t.cross);
+}
+
+void tp_leaders_only_on_the_node_communicator(Topology &t, double *x) {
+  if (t.local_rank == 0)
+    MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, t.node); // expect: collective-not-reached-by-all-ranks
 }

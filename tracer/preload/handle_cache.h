@@ -49,10 +49,11 @@ public:
         return false;
       if (key != handle)
         continue; // another handle's slot, one being filled, or a forgotten one
-      HandleFacts read{s.mapped.load(std::memory_order_relaxed),
-                       s.bytes.load(std::memory_order_relaxed)};
+      // Acquire loads: the key's second read below cannot move before them (plain loads on x86;
+      // a fence would say the same, but ThreadSanitizer does not model fences).
+      HandleFacts read{s.mapped.load(std::memory_order_acquire),
+                       s.bytes.load(std::memory_order_acquire)};
       // The slot may have been forgotten and refilled while it was read: read its key again.
-      std::atomic_thread_fence(std::memory_order_acquire);
       if (s.handle.load(std::memory_order_relaxed) != handle)
         return false;
       facts = read;
@@ -69,10 +70,11 @@ public:
       uintptr_t key = s.handle.load(std::memory_order_relaxed);
       if (key == handle)
         return; // another thread added it meanwhile
+      // Acquire on success: the new facts cannot be stored before kFilling is.
       if ((key != 0 && key != kForgotten) ||
-          !s.handle.compare_exchange_strong(key, kFilling, std::memory_order_relaxed))
+          !s.handle.compare_exchange_strong(key, kFilling, std::memory_order_acquire,
+                                            std::memory_order_relaxed))
         continue;
-      std::atomic_thread_fence(std::memory_order_release); // kFilling before the new facts
       s.mapped.store(facts.mapped, std::memory_order_relaxed);
       s.bytes.store(facts.bytes, std::memory_order_relaxed);
       s.handle.store(handle, std::memory_order_release);

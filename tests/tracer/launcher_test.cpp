@@ -198,7 +198,7 @@ TEST(HangWatch, ASkippedCollectiveIsDiagnosedWhileTheJobIsStuckAndKilledOnReques
   std::string err = dir + ".err", json = dir + ".json";
   auto start = std::chrono::steady_clock::now();
   // timeout(1) is the test's own guard: the watcher, not it, must end the job.
-  int status = runPlain("timeout -s KILL 90 " + kCollcheck + " run -o " + dir +
+  int status = runPlain("timeout -s KILL 90 env " + kCollcheck + " run -o " + dir +
                         " --hang-timeout 2 --on-hang kill --json " + json + " -- " + mpirun(3) +
                         COLLCHECK_PROGRAM_DIR "/mpi_pause skip >/dev/null 2>" + err);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -63,19 +63,12 @@ std::map<std::string, FileState> snapshot(const std::string &dir) {
   return files;
 }
 
-std::string selfPath() {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0)
-    return "collcheck";
-  path[n] = '\0';
-  return path;
-}
-
 // `collcheck analyze DIR OPTIONS`, as a process of its own: the diagnosis is the same analysis a
 // user would run after the job, on the traces as they are now.
 void diagnose(const std::string &dir, const HangWatch &watch) {
-  std::string self = selfPath();
+  std::string self = executablePath();
+  if (self.empty())
+    self = "collcheck";
   std::vector<std::string> words{self, "analyze", dir};
   words.insert(words.end(), watch.analyzeOptions.begin(), watch.analyzeOptions.end());
   std::vector<char *> argv;
@@ -107,6 +100,15 @@ bool reaped(pid_t child, int &status, bool block) {
 }
 
 } // namespace
+
+std::string executablePath() {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0)
+    return {};
+  path[n] = '\0';
+  return path;
+}
 
 int watchJob(pid_t child, const std::string &dir, const HangWatch &watch) {
   int status = 0;

@@ -15,6 +15,9 @@ struct HangWatch {
   std::vector<std::string> analyzeOptions; // handed to `collcheck analyze` (--json F, ...)
 };
 
+// This program's own path (/proc/self/exe), empty where it cannot be read.
+std::string executablePath();
+
 // Waits for `child` (the job) and returns its wait status. With a timeout, polls the trace files
 // in `dir`: once some rank has been inside a blocking collective and no rank has recorded or
 // finished anything for the timeout, it runs `collcheck analyze` on the traces as they are, once,

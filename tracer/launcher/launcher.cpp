@@ -43,12 +43,8 @@ constexpr const char *kUsage =
 constexpr const char *kForwarded[] = {"LD_PRELOAD", "COLLCHECK_OUTPUT", "COLLCHECK_JOB_ID"};
 
 std::string executableDir() {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0)
-    return ".";
-  path[n] = '\0';
-  return std::filesystem::path(path).parent_path().string();
+  std::string self = executablePath();
+  return self.empty() ? "." : std::filesystem::path(self).parent_path().string();
 }
 
 // The preload library: --preload, $COLLCHECK_PRELOAD, or next to the tool (build and install

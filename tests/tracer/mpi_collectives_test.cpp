@@ -334,6 +334,11 @@ TEST(MpiHandleCaches, AFreedAndReusedHandleIsNotTakenForTheOldObject) {
   ASSERT_EQ(std::sscanf(line.c_str(), "handles reused: types %d ops %d", &typesReused, &opsReused),
             2)
       << line;
+#ifdef COLLCHECK_SANITIZED_PRELOAD
+  // The sanitizer's allocator keeps freed memory in quarantine: Open MPI gets new addresses.
+  if (typesReused == 0 && opsReused == 0)
+    GTEST_SKIP() << "no handle was reused under the sanitizer's allocator: nothing to check";
+#endif
   EXPECT_GE(typesReused, 1) << "no type got a freed one's handle: the test proves nothing";
   EXPECT_GE(opsReused, 1) << "no operation got a freed one's handle: the test proves nothing";
   std::vector<ProcessTrace> traces = loadTraces(dir);

@@ -213,6 +213,9 @@ static_assert(sizeof(Record) == kRecordSize, "a record is 64 bytes");
 static_assert(offsetof(Record, kind) == 60);
 
 inline bool returned(const Record &r) { return r.duration != 0; }
+// Whether the caller waits in the call until its peers arrive: NCCL calls and MPI's non-blocking
+// ones return once enqueued, so not being back from one says nothing.
+inline bool blocksCaller(const Record &r) { return !(r.flags & (kFlagNccl | kFlagNonBlocking)); }
 inline bool failed(const Record &r) { return (r.duration & kDurationFailedBit) != 0; }
 // Duration in timestamp-counter ticks (a multiple of 16); 0 when the call did not return.
 inline uint64_t durationTicks(const Record &r) {

@@ -9,11 +9,6 @@
 namespace collcheck::analyzer {
 namespace {
 
-bool blocking(const format::Record &r) {
-  // NCCL calls and MPI non-blocking calls return once enqueued: their duration says nothing.
-  return !(r.flags & (format::kFlagNccl | format::kFlagNonBlocking));
-}
-
 class Hang final : public TraceRule {
 public:
   std::string_view id() const override { return "hang"; }
@@ -30,7 +25,7 @@ public:
         exited = exited || e.presence[r] == Presence::Exited;
       } else if (issued(e.presence[r])) {
         issuers.push_back(static_cast<int32_t>(r));
-        if (!format::returned(*e.records[r]) && blocking(*e.records[r]))
+        if (!format::returned(*e.records[r]) && format::blocksCaller(*e.records[r]))
           stuck.push_back(static_cast<int32_t>(r));
       }
     }
@@ -60,7 +55,7 @@ public:
     for (size_t r = 0; r < e.lastCall.size(); ++r) {
       const format::Record *last = e.lastCall[r];
       int file = r < e.comm.fileOf.size() ? e.comm.fileOf[r] : -1;
-      if (!last || file < 0 || format::returned(*last) || !blocking(*last))
+      if (!last || file < 0 || format::returned(*last) || !format::blocksCaller(*last))
         continue;
       const ProcessState &p = ctx.job.process(file);
       if (p.endSignal && isCrashSignal(p.endSignal)) {
@@ -120,7 +115,7 @@ private:
     std::string on = where ? where->label : "comm " + shortCommId(p.lastCallCommId);
     std::string call =
         describeCall(p.lastCall) + " on " + on + " (seq " + std::to_string(p.lastCall.seq()) + ")";
-    if (!format::returned(p.lastCall) && blocking(p.lastCall))
+    if (!format::returned(p.lastCall) && format::blocksCaller(p.lastCall))
       return "is stuck in " + call + ", which never returned";
     return "is in no traced collective; its last, " + call + ", returned";
   }

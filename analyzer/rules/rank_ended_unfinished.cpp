@@ -13,9 +13,7 @@ namespace collcheck::analyzer {
 namespace {
 
 bool stuckInside(const ProcessState &p) {
-  // NCCL and non-blocking MPI calls return once enqueued: not being back from one says nothing.
-  return p.hasLastCall && !format::returned(p.lastCall) &&
-         !(p.lastCall.flags & (format::kFlagNccl | format::kFlagNonBlocking));
+  return p.hasLastCall && !format::returned(p.lastCall) && format::blocksCaller(p.lastCall);
 }
 
 class RankEndedUnfinished final : public TraceRule {

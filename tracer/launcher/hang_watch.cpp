@@ -27,11 +27,6 @@ struct FileState {
   bool operator==(const FileState &) const = default;
 };
 
-// NCCL calls and MPI's non-blocking ones return once enqueued: being inside one says nothing.
-bool blocking(const format::Record &r) {
-  return !(r.flags & (format::kFlagNccl | format::kFlagNonBlocking));
-}
-
 FileState readState(const std::string &path) {
   FileState state;
   std::string error;
@@ -48,7 +43,8 @@ FileState readState(const std::string &path) {
     if (!format::isCallKind(r.kind))
       continue;
     state.lastReturned = format::returned(r);
-    state.inside = !state.lastReturned && format::isCollectiveKind(r.kind) && blocking(r);
+    state.inside =
+        !state.lastReturned && format::isCollectiveKind(r.kind) && format::blocksCaller(r);
     break;
   }
   return state;

@@ -2,6 +2,7 @@
 // guards matters, the reducer table's functions, the collectives reported to the listener, and
 // unknownCall for a function the walk cannot see into.
 
+#include "engine/LibraryModels.h"
 #include "engine/flow/Walker.h"
 
 namespace collcheck::lint {
@@ -98,7 +99,7 @@ Value FlowAnalysis::Walker::callFunction(const FunctionDecl *callee, const CallE
   return unknownCall(callee, args, values);
 }
 
-// Standard functions whose effect on counts and guards matters.
+// Standard functions whose effect on counts and guards matters (engine/LibraryModels.h).
 std::optional<Value> FlowAnalysis::Walker::knownFunction(const FunctionDecl *callee,
                                                          const CallExpr *call,
                                                          llvm::ArrayRef<const Expr *> args,
@@ -110,7 +111,12 @@ std::optional<Value> FlowAnalysis::Walker::knownFunction(const FunctionDecl *cal
   bool library = isStdDecl(callee) || sm_.isInSystemHeader(callee->getLocation());
   if (!library)
     return std::nullopt;
-  if (name == "max" || name == "fmax" || name == "clamp" || name == "fmaxf") {
+  std::optional<LibraryModel> model = standardFunctionModel(name);
+  if (!model)
+    return std::nullopt;
+  switch (*model) {
+  case LibraryModel::UpperBound:
+  case LibraryModel::Clamp: {
     // std::max(N, 1) and std::clamp(N, 1, hi) cannot be zero.
     Value r = values[0];
     for (size_t i = 1; i < values.size(); ++i) {
@@ -122,30 +128,33 @@ std::optional<Value> FlowAnalysis::Walker::knownFunction(const FunctionDecl *cal
     }
     bool positiveBound = values.size() > 1 && values[1].constant && *values[1].constant > 0;
     r.nonZero = values[0].nonZero || positiveBound ||
-                (values.size() > 1 && values[1].nonZero && name != "clamp");
+                (values.size() > 1 && values[1].nonZero && *model != LibraryModel::Clamp);
     return r;
   }
-  if (name == "min" || name == "fmin" || name == "abs" || name == "fabs" || name == "move" ||
-      name == "forward" || name == "as_const" || name == "atoi" || name == "atol" ||
-      name == "stoi" || name == "stol" || name == "stoll" || name == "strtol" ||
-      name == "accumulate" || name == "reduce") {
+  case LibraryModel::Minimum:
+  case LibraryModel::AsArguments:
+  case LibraryModel::FirstArgument: {
     Value r = values[0];
     for (size_t i = 1; i < values.size(); ++i)
-      if (name != "accumulate" && name != "reduce")
+      if (*model != LibraryModel::FirstArgument)
         r = join(r, values[i]);
-    if (name == "min")
+    if (*model == LibraryModel::Minimum)
       r.nonZero = values[0].nonZero && (values.size() < 2 || values[1].nonZero);
     return r;
   }
-  if (name == "make_pair" && values.size() == 2) {
+  case LibraryModel::MakePair: {
+    if (values.size() != 2)
+      return std::nullopt;
     Value r = join(values[0], values[1]);
     r.fields = fieldsOf(fieldwiseRecord(call->getType()), values);
     return r;
   }
-  if (name == "get" && values.size() == 1)
-    if (const FieldDecl *field = pairElement(callee, args[0]))
-      return readField(args[0], values[0], field);
-  if (name == "count" || name == "count_if" || name == "distance") {
+  case LibraryModel::PairElement:
+    if (values.size() == 1)
+      if (const FieldDecl *field = pairElement(callee, args[0]))
+        return readField(args[0], values[0], field);
+    return std::nullopt;
+  case LibraryModel::Count: {
     Value r = mix(values[0], values[0]);
     if (!r.uniform) {
       r.powers.local = 1;
@@ -157,23 +166,24 @@ std::optional<Value> FlowAnalysis::Walker::knownFunction(const FunctionDecl *cal
     }
     return r;
   }
-  if (name == "getenv" || name == "secure_getenv") {
+  case LibraryModel::Environment: {
     const auto *literal = dyn_cast<StringLiteral>(args[0]->IgnoreParenImpCasts());
     if (!literal)
       return std::nullopt;
-    llvm::StringRef var = literal->getString();
+    std::optional<EnvironmentValue> held = environmentValue(literal->getString());
     Value r;
-    if (var.ends_with("RANK") || var == "SLURM_PROCID") {
+    if (held == EnvironmentValue::Rank) {
       r.rankDerived = true;
       r.exactRank = true;
       r.rankSource = {call, nullptr};
-    } else if (var.ends_with("WORLD_SIZE") || var == "SLURM_NTASKS" || var == "PMI_SIZE") {
+    } else if (held == EnvironmentValue::Size) {
       r.uniform = true;
       r.exactSize = true;
       r.nonZero = true;
       r.powers.commSize = 1;
     }
     return r;
+  }
   }
   return std::nullopt;
 }
@@ -536,12 +546,10 @@ bool FlowAnalysis::Walker::namesModelState(const NamedDecl *decl) {
   return decl && decl->getIdentifier() && matchesAny(modelNames_, decl->getName());
 }
 
-// The methods that count a container's or a tensor's elements.
+// The methods that count a container's or a tensor's elements (engine/LibraryModels.h).
 bool FlowAnalysis::Walker::isElementCount(DeclarationName name) {
   const IdentifierInfo *id = name.getAsIdentifierInfo();
-  return id && llvm::StringSwitch<bool>(id->getName())
-                   .Cases("size", "numel", "count", "nnz", "numel_", true)
-                   .Default(false);
+  return id && isElementCountMethod(id->getName());
 }
 
 // The number of elements of a container or tensor, or of the true entries of a mask: a count,

@@ -129,10 +129,29 @@ def main():
 
         case(f"signature_{field}", "bug_signature", [field], 5, None, signature)
 
+    # Ranks 0, 1 SUM and ranks 2, 3 MAX (or 8 and 4 elements): no majority, so the finding says
+    # that the ranks disagree and shows both sides, blaming neither half.
+    for field, rule, sides in (("op", "reduce-op-mismatch", ("op sum on ranks 0, 1",
+                                                             "op max on ranks 2, 3")),
+                               ("count", "count-mismatch", ("count 8 on ranks 0, 1",
+                                                            "count 4 on ranks 2, 3"))):
+        def tie(status, report, rule=rule, sides=sides):
+            found = of(report, rule)
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            message = found[0]["message"]
+            assert "the ranks disagree" in message and all(s in message for s in sides), message
+            assert ranks(found[0], "disagree") == [0, 1, 2, 3], found[0]
+            assert not ranks(found[0], "differs") and not ranks(found[0], "reference"), found[0]
+            assert status == 1
+
+        case(f"tie_{field}", "bug_signature", [field, "half"], 5, None, tie)
+
+    # The upper half issues its two calls in the other order: a tie as well.
     def reorder(status, report):
         found = of(report, "collective-reorder")
         assert len(found) == 1, [f["message"] for f in report["findings"]]
-        assert ranks(found[0], "other order") == [2, 3], found[0]
+        assert ranks(found[0], "disagree") == [0, 1, 2, 3], found[0]
+        assert "the ranks disagree on the order of 2 collectives" in found[0]["message"], found[0]
         assert found[0]["seq"] == {"first": 3, "last": 4}, found[0]
         assert not of(report, "kind-mismatch"), "a reorder must not cascade into mismatches"
         assert status == 1

@@ -625,3 +625,77 @@ TEST(Matcher, MemberListsNameAMemberWithoutATraceInEveryRecord) {
 }
 
 } // namespace
+
+// Invalid arguments are findings of their own kinds, not mismatches or unreadable records.
+TEST(InvalidArguments, ACallOnNoCommunicatorIsNamedWithItsRanks) {
+  std::string dir = freshDir("invalid-comm");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    ranks.back().call(barrier());
+    if (r >= 2) // commId 0, rank -1: how the tracer records MPI_COMM_NULL
+      ranks.back().call(allreduce(8), 0, /*returned=*/false);
+    else
+      ranks.back().call(barrier()).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  auto found = a.of("invalid-communicator");
+  ASSERT_EQ(found.size(), 1u) << a.describe();
+  EXPECT_EQ(ranksOf(found[0], "called"), (std::vector<int32_t>{2, 3}));
+  EXPECT_NE(found[0].message.find("allreduce called without a valid communicator"),
+            std::string::npos)
+      << found[0].message;
+  EXPECT_TRUE(a.of("incomplete-trace").empty()) << a.describe();
+}
+
+TEST(InvalidArguments, ANegativeCountIsNoCountMismatch) {
+  std::string dir = freshDir("negative-count");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    ranks.back().call(allreduce(r == 1 ? static_cast<uint64_t>(-1) : 8)).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  ASSERT_EQ(a.findings.size(), 1u) << a.describe();
+  EXPECT_EQ(a.findings[0].ruleId, "negative-count");
+  EXPECT_EQ(ranksOf(a.findings[0], "negative count"), (std::vector<int32_t>{1}));
+  EXPECT_NE(a.findings[0].message.find("negative count (-1)"), std::string::npos)
+      << a.findings[0].message;
+}
+
+TEST(InvalidArguments, ARootOutsideTheCommunicatorIsNamedAndNoRootMismatch) {
+  for (int32_t bad : {4, -1}) {
+    std::string dir = freshDir("invalid-root" + std::to_string(bad));
+    std::vector<RankTrace> ranks;
+    for (int r = 0; r < 4; ++r) {
+      ranks.emplace_back(r, 4);
+      // Every rank (an agreeing, matched position), then rank 2 alone.
+      ranks.back().call(bcast(8, bad)).call(bcast(8, r == 2 ? bad : 0)).finalize();
+    }
+    writeJob(dir, ranks);
+    Analyzed a = analyzeDir(dir);
+    auto found = a.of("invalid-root");
+    ASSERT_EQ(found.size(), 2u) << a.describe();
+    EXPECT_EQ(ranksOf(found[0], "invalid root"), (std::vector<int32_t>{0, 1, 2, 3}));
+    EXPECT_EQ(ranksOf(found[1], "invalid root"), (std::vector<int32_t>{2}));
+    EXPECT_NE(found[0].message.find("names root " + std::to_string(bad)), std::string::npos)
+        << found[0].message;
+    EXPECT_EQ(a.findings.size(), 2u) << a.describe();
+  }
+}
+
+TEST(InvalidArguments, IntercommunicatorRootsAreNotJudged) {
+  std::string dir = freshDir("intercomm-root");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back(r, 2);
+    CallSpec s = bcast(8, r == 0 ? -4 : 0); // MPI_ROOT on one side
+    s.flags = format::kFlagIntercomm;
+    ranks.back().call(s).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  EXPECT_TRUE(a.of("invalid-root").empty()) << a.describe();
+}

@@ -17,7 +17,7 @@ RANKS = 4
 PARTICIPATION = {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
                  "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch",
                  "collective-reorder", "send-recv-mismatch", "hang", "incomplete-trace",
-                 "rank-ended-unfinished"}
+                 "rank-ended-unfinished", "invalid-communicator", "negative-count", "invalid-root"}
 
 
 def kill_leftovers(trace_dir):
@@ -189,6 +189,28 @@ def main():
 
     case("crash_segv", "bug_crash", ["segv"], 30, False, crashed("SIGSEGV"))
     case("crash_assert", "bug_crash", ["assert"], 30, False, crashed("SIGABRT"))
+
+    # Invalid arguments: MPI aborts the job in the call; each is a finding of its own kind.
+    def invalid(rule, role, expected_ranks, text):
+        def check(status, report):
+            found = of(report, rule)
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            assert ranks(found[0], role) == expected_ranks, found[0]
+            assert text in found[0]["message"], found[0]["message"]
+            assert not of(report, "incomplete-trace"), [f["message"] for f in report["findings"]]
+            assert not of(report, "count-mismatch") and not of(report, "root-mismatch")
+            assert status == 1
+        return check
+
+    case("invalid_null", "bug_invalid", ["null"], 30, None,
+         invalid("invalid-communicator", "called", [0, 1, 2, 3],
+                 "allreduce called without a valid communicator"))
+    case("invalid_count", "bug_invalid", ["count"], 30, None,
+         invalid("negative-count", "negative count", [1],
+                 "allreduce on world called with a negative count (-1) on rank 1"))
+    case("invalid_root", "bug_invalid", ["root"], 30, None,
+         invalid("invalid-root", "invalid root", [0, 1, 2, 3],
+                 "broadcast on world names root 4, not a rank of the communicator (0 to 3)"))
 
     if args.nccl:
         def clean_but_unverified_average(status, report):

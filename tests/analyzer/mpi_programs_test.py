@@ -39,8 +39,10 @@ def run_job(args, program, program_args, trace_dir, timeout):
     env = dict(os.environ, COLLCHECK_OUTPUT=trace_dir, LD_PRELOAD=args.preload)
     command = (f"{args.mpirun} -np {RANKS} {os.path.join(args.programs, program)} "
                + " ".join(program_args))
-    job = subprocess.Popen(command, shell=True, env=env, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The job's own error output, beside the folder, for the cases about what MPI reported.
+    with open(trace_dir + ".stderr", "w") as err:
+        job = subprocess.Popen(command, shell=True, env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=err)
     try:
         job.wait(timeout=timeout)
         killed = False
@@ -211,6 +213,18 @@ def main():
     case("invalid_root", "bug_invalid", ["root"], 30, None,
          invalid("invalid-root", "invalid root", [0, 1, 2, 3],
                  "broadcast on world names root 4, not a rank of the communicator (0 to 3)"))
+
+    # A handle that is no communicator: the tracer asks MPI nothing it could fail on, so the
+    # error MPI reports is the application's own call's, as without the tracer.
+    def invalid_handle(status, report):
+        invalid("invalid-communicator", "called", [0, 1, 2, 3],
+                "allreduce called without a valid communicator")(status, report)
+        with open(os.path.join(args.work, "invalid_handle.stderr")) as f:
+            err = f.read()
+        assert "error occurred in MPI_Allreduce" in err, err
+        assert "MPI_Comm_size" not in err and "MPI_Comm_rank" not in err, err
+
+    case("invalid_handle", "bug_invalid", ["handle"], 30, None, invalid_handle)
 
     if args.nccl:
         def clean_but_unverified_average(status, report):

@@ -152,7 +152,15 @@ public:
       for (const Reduction *count : w.counts)
         counted =
             counted || isIntegerType(static_cast<format::DataType>(count->reference.dataType));
-    const bool judged = ledger_.hasAnnotations() || counted;
+    // Nor does an integer count beside small sums alone: a molecular-dynamics code sums a few
+    // energies and an atom count every step. A data-parallel trainer's gradient reduction is
+    // larger than a count's shape (more than 4 elements); without one, and without annotations,
+    // the job is not taken for training and its sums are no "gradient all-reduce".
+    bool gradientShaped = false;
+    for (const WindowReductions &w : windows)
+      for (const Reduction *g : w.gradients)
+        gradientShaped = gradientShaped || !hasCountShape(g->reference);
+    const bool judged = ledger_.hasAnnotations() || (counted && gradientShaped);
     bool anyMeanReducer = false;
     for (const WindowReductions &w : windows)
       for (const Reduction *g : w.gradients)

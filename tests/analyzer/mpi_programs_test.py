@@ -226,6 +226,10 @@ def main():
 
     case("invalid_handle", "bug_invalid", ["handle"], 30, None, invalid_handle)
 
+    # The shape of a molecular-dynamics code: small SUMs of energies and an integer count every
+    # step, no annotations. No training job: no note about "the gradient all-reduce".
+    case("correct_md", "correct_md", [], 60, False, expect_clean)
+
     if args.nccl:
         def clean_but_unverified_average(status, report):
             # Participation and signatures are clean; its PreMulSum 1/P averages per-rank values

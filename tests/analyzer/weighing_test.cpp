@@ -174,3 +174,33 @@ TEST(Weighing, CountsDeclaredBySomeRanksOnlyNameTheRanksThatDidNot) {
   EXPECT_NE(m.find("rank 0 declared theirs"), std::string::npos) << m;
   EXPECT_NE(m.find("rank 1 did not in this window or left no trace"), std::string::npos) << m;
 }
+
+// Without annotations, an integer count reduction makes a job a trainer only beside a reduction
+// of a gradient's size: a molecular-dynamics step (an atom count and three energies summed) is no
+// training job, while the same count before a 1024-element sum is weighed as one.
+TEST(Weighing, SmallSumsBesideAnIntegerCountAreNoTrainingJob) {
+  for (uint64_t elements : {3u, 1024u}) {
+    std::string dir = freshDir("weighing-md-" + std::to_string(elements));
+    std::vector<RankTrace> traces;
+    for (int r = 0; r < 2; ++r) {
+      RankTrace &t = traces.emplace_back(r, 2);
+      CallSpec count = allreduce(1);
+      count.dataType = format::DataType::Int32;
+      CallSpec sums = allreduce(elements);
+      sums.dataType = format::DataType::Float64;
+      for (int step = 0; step < 5; ++step)
+        t.call(count).call(sums);
+      t.finalize();
+    }
+    writeJob(dir, traces);
+    Analyzed a = analyzeDir(dir);
+    auto objective = objectiveFindings(a);
+    if (elements == 3) {
+      EXPECT_TRUE(objective.empty()) << a.describe();
+    } else {
+      ASSERT_FALSE(objective.empty()) << a.describe();
+      EXPECT_NE(objective[0].message.find("gradient all-reduce"), std::string::npos)
+          << a.describe();
+    }
+  }
+}

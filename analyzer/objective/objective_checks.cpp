@@ -6,6 +6,7 @@
 #include "numbers.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace collcheck::analyzer {
 namespace objective {
@@ -152,15 +153,7 @@ public:
       for (const Reduction *count : w.counts)
         counted =
             counted || isIntegerType(static_cast<format::DataType>(count->reference.dataType));
-    // Nor does an integer count beside small sums alone: a molecular-dynamics code sums a few
-    // energies and an atom count every step. A data-parallel trainer's gradient reduction is
-    // larger than a count's shape (more than 4 elements); without one, and without annotations,
-    // the job is not taken for training and its sums are no "gradient all-reduce".
-    bool gradientShaped = false;
-    for (const WindowReductions &w : windows)
-      for (const Reduction *g : w.gradients)
-        gradientShaped = gradientShaped || !hasCountShape(g->reference);
-    const bool judged = ledger_.hasAnnotations() || (counted && gradientShaped);
+    const bool judged = ledger_.hasAnnotations() || counted;
     bool anyMeanReducer = false;
     for (const WindowReductions &w : windows)
       for (const Reduction *g : w.gradients)
@@ -171,9 +164,19 @@ public:
     // wrong, so in a job that is not judged they are still weighed: over a float count reduction
     // of unequal counts they get the warning of uncompensated-mean, and where nothing decides, the
     // note that says why.
+    // The note that a gradient reduction could not be verified is for training jobs: those that
+    // say so (annotations) or reduce through a mean reducer, as data-parallel trainers do. An
+    // integer count beside sums alone is also what a molecular-dynamics code issues every step
+    // (an atom count, a few energies): its sums get no note about "the gradient all-reduce".
+    // The errors and warnings a count makes provable are given either way.
+    const bool training = ledger_.hasAnnotations() || anyMeanReducer;
     std::vector<std::unique_ptr<ObjectiveRule>> rules;
     if (judged) {
       rules = makeObjectiveRules();
+      if (!training)
+        std::erase_if(rules, [](const std::unique_ptr<ObjectiveRule> &r) {
+          return r->id() == "unverified-reduction";
+        });
     } else {
       rules.push_back(makeUncompensatedMeanRule());
       rules.push_back(makeUnverifiedReductionRule());

@@ -204,9 +204,16 @@ def main():
             assert status == 1
         return check
 
-    case("invalid_null", "bug_invalid", ["null"], 30, None,
-         invalid("invalid-communicator", "called", [0, 1, 2, 3],
-                 "allreduce called without a valid communicator"))
+    def invalid_null(status, report):
+        invalid("invalid-communicator", "called", [0, 1, 2, 3],
+                "allreduce called without a valid communicator")(status, report)
+        # The ranks MPI ended there are said to have ended in that call, not at a sequence
+        # number of a communicator it never had (a rank ended before reaching it is not).
+        details = [g["detail"] for f in of(report, "rank-ended-unfinished") for g in f["groups"]]
+        assert any("without a valid communicator" in d for d in details), details
+        assert not any("allreduce(8 x float32, sum) (seq" in d for d in details), details
+
+    case("invalid_null", "bug_invalid", ["null"], 30, None, invalid_null)
     case("invalid_count", "bug_invalid", ["count"], 30, None,
          invalid("negative-count", "negative count", [1],
                  "allreduce on world called with a negative count (-1) on rank 1"))

@@ -699,3 +699,26 @@ TEST(InvalidArguments, IntercommunicatorRootsAreNotJudged) {
   Analyzed a = analyzeDir(dir);
   EXPECT_TRUE(a.of("invalid-root").empty()) << a.describe();
 }
+
+TEST(Matcher, OneJobOfAFolderOfSeveralIsPickedByItsId) {
+  std::string dir = freshDir("pick-job");
+  writeJob(dir, uniformJob(2, {barrier()}), "job-a");
+  auto other = uniformJob(3, {barrier()});
+  writeJob(dir, other, "job-b");
+  analyzer::TraceSet all = analyzer::TraceSet::open({dir}, 1);
+  ASSERT_EQ(all.jobs.size(), 2u);
+  bool listed = false;
+  for (const auto &p : all.problems)
+    listed = listed || (p.reason.find("--job ID") != std::string::npos &&
+                        p.reason.find("job 'job-b': 3 file(s), world size 3") != std::string::npos);
+  EXPECT_TRUE(listed);
+  analyzer::TraceSet b = analyzer::TraceSet::open({dir}, 1, nullptr, "job-b");
+  EXPECT_FALSE(b.fatal);
+  EXPECT_EQ(b.files.size(), 3u);
+  EXPECT_EQ(b.jobId, "job-b");
+  EXPECT_TRUE(b.problems.empty());
+  analyzer::TraceSet none = analyzer::TraceSet::open({dir}, 1, nullptr, "job-c");
+  EXPECT_TRUE(none.fatal);
+  ASSERT_FALSE(none.problems.empty());
+  EXPECT_NE(none.problems.back().reason.find("no trace file of job 'job-c'"), std::string::npos);
+}

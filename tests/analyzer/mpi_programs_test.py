@@ -237,6 +237,50 @@ def main():
     # step, no annotations. No training job: no note about "the gradient all-reduce".
     case("correct_md", "correct_md", [], 60, False, expect_clean)
 
+    # Two real jobs' files in one folder: refused with the list of jobs, then analyzed one job at
+    # a time with --job.
+    def two_jobs():
+        nonlocal passed
+        name = "two_jobs"
+        try:
+            both = os.path.join(args.work, name)
+            other = os.path.join(args.work, name + "_other")
+            run_job(args, "correct_uniform", [], both, 60)
+            run_job(args, "bug_signature", ["count"], other, 10)
+            for f in os.listdir(other):
+                shutil.copy(os.path.join(other, f), both)
+            out = subprocess.run([args.collcheck, "analyze", "--quiet", both],
+                                 capture_output=True, text=True, timeout=60)
+            assert out.returncode == 2, out
+            assert "2 different jobs; name the one to analyze with --job ID" in out.stderr, out
+            listed = subprocess.run([args.collcheck, "analyze", "--list-jobs", both],
+                                    capture_output=True, text=True, timeout=60)
+            assert listed.returncode == 0, listed
+            jobs = [line.split("\t") for line in listed.stdout.splitlines()]
+            assert len(jobs) == 2 and all(j[1] == f"{RANKS} file(s)" for j in jobs), jobs
+            for job in jobs:
+                assert f"job '{job[0]}': {RANKS} file(s), world size {RANKS}" in out.stderr, out
+            verdicts = {}
+            for job in jobs:
+                one = subprocess.run([args.collcheck, "analyze", "--json", "-", "--quiet",
+                                      "--job", job[0], both],
+                                     capture_output=True, text=True, timeout=60)
+                rules = sorted({f["rule"] for f in json.loads(one.stdout)["findings"]})
+                verdicts[one.returncode] = rules
+            assert sorted(verdicts) == [0, 1], verdicts
+            assert verdicts[0] == [] and "count-mismatch" in verdicts[1], verdicts
+            absent = subprocess.run([args.collcheck, "analyze", "--job", "no-such-job", both],
+                                    capture_output=True, text=True, timeout=60)
+            assert absent.returncode == 2, absent
+            assert "no trace file of job 'no-such-job' here; the jobs found:" in absent.stderr
+            passed += 1
+            print(f"ok   {name}")
+        except (AssertionError, ValueError, IndexError) as e:
+            failures.append(name)
+            print(f"FAIL {name}: {e}")
+
+    two_jobs()
+
     if args.nccl:
         def clean_but_unverified_average(status, report):
             # Participation and signatures are clean; its PreMulSum 1/P averages per-rank values

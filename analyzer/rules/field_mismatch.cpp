@@ -55,8 +55,8 @@ bool reportFieldMismatch(const CollectiveEvent &e, RuleContext &ctx, std::string
                                std::string(fieldName(field)) + "s";
   f.message = what + " on " + e.comm.label + ": " + (tie ? "the ranks disagree, " : "") + parts;
   if (tie)
-    f.notes.push_back("no value is held by more ranks than the other: either side may be the "
-                      "one in error, check both");
+    f.notes.push_back("the ranks split evenly between these values: no side is the reference, "
+                      "either may be the one in error; check both");
   if (!note.empty())
     f.notes.push_back(note);
   ctx.findings.add(std::move(f), key);

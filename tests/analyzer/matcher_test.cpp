@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
@@ -633,9 +634,14 @@ TEST(InvalidArguments, ACallOnNoCommunicatorIsNamedWithItsRanks) {
   for (int r = 0; r < 4; ++r) {
     ranks.emplace_back(r, 4);
     ranks.back().call(barrier());
-    if (r >= 2) // commId 0, rank -1: how the tracer records MPI_COMM_NULL
-      ranks.back().call(allreduce(8), 0, /*returned=*/false);
-    else
+    if (r >= 2) { // commId 0, rank -1: how the tracer records MPI_COMM_NULL
+      ranks.back().call(allreduce(8), 0, /*returned=*/false).finished(false);
+      format::Record died{}; // then ended by mpirun's SIGTERM in that call
+      died.kind = static_cast<uint8_t>(format::Kind::ProcessSignal);
+      died.count = SIGTERM;
+      ranks.back().records.push_back(died);
+      ranks.back().returned.push_back(true);
+    } else
       ranks.back().call(barrier()).finalize();
   }
   writeJob(dir, ranks);
@@ -647,6 +653,13 @@ TEST(InvalidArguments, ACallOnNoCommunicatorIsNamedWithItsRanks) {
             std::string::npos)
       << found[0].message;
   EXPECT_TRUE(a.of("incomplete-trace").empty()) << a.describe();
+  // Where they ended is that call, not a sequence number of a communicator it never had.
+  auto ended = a.of("rank-ended-unfinished");
+  ASSERT_EQ(ended.size(), 1u) << a.describe();
+  ASSERT_EQ(ended[0].groups.size(), 1u) << a.describe();
+  EXPECT_EQ(
+      ended[0].groups[0].detail,
+      "terminated by SIGTERM inside allreduce(8 x float32, sum) without a valid communicator");
 }
 
 TEST(InvalidArguments, ANegativeCountIsNoCountMismatch) {

@@ -234,6 +234,17 @@ def main():
 
     case("invalid_handle", "bug_invalid", ["handle"], 30, None, invalid_handle)
 
+    # MPI_DATATYPE_NULL: the tracer's look-up of a datatype it has not seen fails quietly, and MPI
+    # reports the application's MPI_Allreduce, as untraced.
+    def invalid_type(status, report):
+        with open(os.path.join(args.work, "invalid_type.stderr")) as f:
+            err = f.read()
+        assert "error occurred in MPI_Allreduce" in err, err
+        assert "MPI_Type_get_envelope" not in err, err
+        assert status == 1, status
+
+    case("invalid_type", "bug_invalid", ["type"], 30, None, invalid_type)
+
     # The shape of a molecular-dynamics code: small SUMs of energies and an integer count every
     # step, no annotations. No training job: no note about "the gradient all-reduce".
     case("correct_md", "correct_md", [], 60, False, expect_clean)

@@ -168,6 +168,34 @@ DataType nameToType(MPI_Datatype type) {
   return DataType::Unknown;
 }
 
+// While alive, errors MPI raises on MPI_COMM_WORLD (where Open MPI raises those of an invalid
+// communicator or datatype handle, having no other object to raise them on) return instead of
+// invoking the job's handler: the tracer's own queries on a handle the application passed may then
+// fail quietly, and the application's call that follows is the one to report the error, as without
+// the tracer.
+class WorldErrorsReturned {
+public:
+  WorldErrorsReturned() {
+    static const MPI_Errhandler errorsReturn = predefined<MPI_Errhandler>("ompi_mpi_errors_return");
+    ok_ = errorsReturn &&
+          COLLCHECK_PMPI(MPI_Comm_get_errhandler)(worldComm(), &saved_) == MPI_SUCCESS &&
+          COLLCHECK_PMPI(MPI_Comm_set_errhandler)(worldComm(), errorsReturn) == MPI_SUCCESS;
+  }
+  ~WorldErrorsReturned() {
+    if (!ok_)
+      return;
+    COLLCHECK_PMPI(MPI_Comm_set_errhandler)(worldComm(), saved_);
+    COLLCHECK_PMPI(MPI_Errhandler_free)(&saved_);
+  }
+  WorldErrorsReturned(const WorldErrorsReturned &) = delete;
+  WorldErrorsReturned &operator=(const WorldErrorsReturned &) = delete;
+  bool ok() const { return ok_; }
+
+private:
+  MPI_Errhandler saved_{};
+  bool ok_ = false;
+};
+
 std::mutex ordinalsMutex;
 std::map<uint64_t, uint64_t> ordinalsByMembers; // hash of the member list and key -> count so far
 
@@ -238,7 +266,16 @@ DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes) {
   HandleFacts facts;
   if (!typeCache.find(key, facts)) {
     int integers = 0, addresses = 0, types = 0, combiner = 0;
-    COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types, &combiner);
+    // A datatype first seen here may be none (MPI_DATATYPE_NULL, a freed one): the application's
+    // call is the one to fail on it, not this query. Unknown and not remembered, then.
+    {
+      WorldErrorsReturned quiet;
+      if (!quiet.ok() || COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types,
+                                                               &combiner) != MPI_SUCCESS) {
+        derivedBytes = 0;
+        return DataType::Unknown;
+      }
+    }
     if (combiner != MPI_COMBINER_NAMED) {
       facts.mapped = static_cast<uint8_t>(DataType::Derived);
       facts.bytes = static_cast<uint64_t>(typeSize(type));
@@ -305,37 +342,6 @@ CommState *registerMpiComm(MPI_Comm comm, uint64_t id) {
     COLLCHECK_PMPI(MPI_Comm_remote_size)(comm, &remote);
   return registerComm(reinterpret_cast<uintptr_t>(comm), id, rank, size, remote);
 }
-
-} // namespace
-
-namespace {
-
-// While alive, errors MPI raises on MPI_COMM_WORLD (where it raises those of an invalid
-// communicator handle, having no other to raise them on) return instead of invoking the job's
-// handler: the tracer's own queries on a handle the application passed may then fail quietly, and
-// the application's call that follows is the one to report the error, as without the tracer.
-class WorldErrorsReturned {
-public:
-  WorldErrorsReturned() {
-    static const MPI_Errhandler errorsReturn = predefined<MPI_Errhandler>("ompi_mpi_errors_return");
-    ok_ = errorsReturn &&
-          COLLCHECK_PMPI(MPI_Comm_get_errhandler)(worldComm(), &saved_) == MPI_SUCCESS &&
-          COLLCHECK_PMPI(MPI_Comm_set_errhandler)(worldComm(), errorsReturn) == MPI_SUCCESS;
-  }
-  ~WorldErrorsReturned() {
-    if (!ok_)
-      return;
-    COLLCHECK_PMPI(MPI_Comm_set_errhandler)(worldComm(), saved_);
-    COLLCHECK_PMPI(MPI_Errhandler_free)(&saved_);
-  }
-  WorldErrorsReturned(const WorldErrorsReturned &) = delete;
-  WorldErrorsReturned &operator=(const WorldErrorsReturned &) = delete;
-  bool ok() const { return ok_; }
-
-private:
-  MPI_Errhandler saved_{};
-  bool ok_ = false;
-};
 
 } // namespace
 

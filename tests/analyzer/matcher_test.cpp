@@ -699,6 +699,30 @@ TEST(InvalidArguments, ARootOutsideTheCommunicatorIsNamedAndNoRootMismatch) {
   }
 }
 
+TEST(InvalidArguments, AJobAbortedInACallOfARejectedArgumentSaysSo) {
+  std::string dir = freshDir("negative-count-abort");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    // MPI's default handler ends the job inside the call: nobody returns or finishes.
+    ranks.back()
+        .call(barrier())
+        .call(allreduce(r == 1 ? static_cast<uint64_t>(-1) : 8), kWorld, /*returned=*/false)
+        .finished(false);
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  ASSERT_EQ(a.of("negative-count").size(), 1u) << a.describe();
+  auto hang = a.of("hang");
+  ASSERT_EQ(hang.size(), 1u) << a.describe();
+  bool said = false;
+  for (const auto &note : hang[0].notes)
+    said = said || note == "rank 1 passed a negative count (negative-count), which MPI rejects: "
+                           "its error handler, by default, aborts the job inside the "
+                           "call, and the others wait in it";
+  EXPECT_TRUE(said) << a.describe();
+}
+
 TEST(InvalidArguments, IntercommunicatorRootsAreNotJudged) {
   std::string dir = freshDir("intercomm-root");
   std::vector<RankTrace> ranks;

@@ -119,6 +119,11 @@ int analyzeMain(Args args) {
   app.add_option("--partition", partition, "I/N: match only the communicators of part I of N");
   app.add_flag("-q,--quiet", quiet, "no text report (the exit status still tells)");
   app.add_flag("--timings", timings, "print the time of each stage on stderr");
+  std::string job;
+  bool listJobs = false;
+  app.add_option("--job", job,
+                 "ID: analyze only the files of this job, where the inputs hold several");
+  app.add_flag("--list-jobs", listJobs, "list the jobs of the inputs and their files, then exit");
   std::string reference;
   double tolerance = objective::kDefaultReferenceTolerance;
   app.add_option("--reference", reference,
@@ -195,8 +200,20 @@ int analyzeMain(Args args) {
   auto t0 = std::chrono::steady_clock::now();
   // Never destroyed: the process exits right after the analysis, and the kernel drops the files'
   // mappings at its exit faster than one munmap per file (0.01-0.02 s less at 4,096 files).
-  TraceSet &traces = *new TraceSet(TraceSet::open(inputs, threads, &filesOpened));
+  TraceSet &traces = *new TraceSet(TraceSet::open(inputs, threads, &filesOpened, job));
   auto t1 = std::chrono::steady_clock::now();
+  if (listJobs) {
+    bar.stop();
+    for (const JobSummary &j : traces.jobs)
+      std::printf("%s\t%zu file(s)\tworld size %s\te.g. %s\n", j.id.c_str(), j.files,
+                  j.worldSize >= 0 ? std::to_string(j.worldSize).c_str() : "unknown",
+                  j.example.c_str());
+    if (traces.jobs.empty()) {
+      std::fprintf(stderr, "collcheck analyze: no readable trace file among the inputs\n");
+      return 2;
+    }
+    return 0;
+  }
   double openPeakMiB = timings ? peakResidentMiB() : 0;
   bool unusable = traces.fatal;
   for (const InputProblem &p : traces.problems) {

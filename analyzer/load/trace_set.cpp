@@ -79,8 +79,21 @@ void releaseMapping(const format::Reader &reader) {
     madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
+namespace {
+
+// "  job 'ID': 4 file(s), world size 4, e.g. PATH", one line per job.
+std::string listJobs(const std::vector<JobSummary> &jobs) {
+  std::string out;
+  for (const JobSummary &j : jobs)
+    out += "\n  job '" + j.id + "': " + std::to_string(j.files) + " file(s), world size " +
+           (j.worldSize >= 0 ? std::to_string(j.worldSize) : "unknown") + ", e.g. " + j.example;
+  return out;
+}
+
+} // namespace
+
 TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads,
-                        std::atomic<uint64_t> *filesOpened) {
+                        std::atomic<uint64_t> *filesOpened, const std::string &job) {
   TraceSet set;
   for (const std::string &input : inputs) {
     struct stat st;
@@ -134,9 +147,20 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
       set.problems.push_back({set.candidates[i], reasons[i], true});
       continue;
     }
+    const format::FileHeader &h = readers[i]->header();
+    std::string jobOfFile = format::headerText(h.jobId, sizeof h.jobId);
+    auto known = std::find_if(set.jobs.begin(), set.jobs.end(),
+                              [&](const JobSummary &j) { return j.id == jobOfFile; });
+    if (known == set.jobs.end()) {
+      set.jobs.push_back({jobOfFile, 0, h.worldSize, set.candidates[i]});
+      known = set.jobs.end() - 1;
+    }
+    ++known->files;
+    known->worldSize = std::max(known->worldSize, h.worldSize);
+    if (!job.empty() && jobOfFile != job)
+      continue; // another job's file: not this analysis's input, and not a problem of it
     TraceFile file;
     file.path = set.candidates[i];
-    const format::FileHeader &h = readers[i]->header();
     file.worldRank = h.worldRank;
     file.finished = h.finished != 0;
     file.slots = readers[i]->slotCount();
@@ -148,7 +172,7 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
     set.worldSize = std::max(set.worldSize, h.worldSize);
     if (h.worldSize >= 0)
       bySize[h.worldSize].push_back(file.path);
-    byJob[format::headerText(h.jobId, sizeof h.jobId)].push_back(file.path);
+    byJob[jobOfFile].push_back(file.path);
     file.reader = std::move(readers[i]);
     set.files.push_back(std::move(file));
   }
@@ -169,16 +193,17 @@ TraceSet TraceSet::open(const std::vector<std::string> &inputs, unsigned threads
                                       std::to_string(common->first),
                                   false});
   }
-  if (byJob.size() > 1) {
-    std::string reason =
-        "the traces come from " + std::to_string(byJob.size()) + " different jobs (";
-    bool first = true;
-    for (const auto &[job, paths] : byJob) {
-      reason += (first ? "" : ", ") + std::string("job '") + job +
-                "': " + std::to_string(paths.size()) + " file(s), e.g. " + paths.front();
-      first = false;
-    }
-    set.problems.push_back({"", reason + "); analyze one job's files at a time", true});
+  if (!job.empty() && byJob.empty() && !set.jobs.empty()) {
+    set.problems.push_back(
+        {"", "no trace file of job '" + job + "' here; the jobs found:" + listJobs(set.jobs),
+         true});
+    set.fatal = true;
+  } else if (byJob.size() > 1) {
+    set.problems.push_back(
+        {"",
+         "the traces come from " + std::to_string(byJob.size()) +
+             " different jobs; name the one to analyze with --job ID:" + listJobs(set.jobs),
+         true});
     set.fatal = true;
   } else if (byJob.size() == 1) {
     set.jobId = byJob.begin()->first;

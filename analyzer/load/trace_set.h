@@ -28,14 +28,24 @@ struct InputProblem {
   bool unusable = false; // the file could not be read at all
 };
 
+// One job whose files were found: the id its processes wrote (COLLCHECK_JOB_ID, else the
+// launcher's), how many files, the world size they claim and one of them.
+struct JobSummary {
+  std::string id;
+  size_t files = 0;
+  int32_t worldSize = -1;
+  std::string example;
+};
+
 class TraceSet {
 public:
   // Opens every *.cctrace file in the given folders (not recursive) and every file named
   // directly, on up to `threads` threads. `filesOpened` counts progress for a progress bar.
   // Only headers are validated here: the merge classifies every slot as it streams the records
-  // (one pass over the data, not two).
+  // (one pass over the data, not two). With `job`, only the files of that job are kept (the
+  // inputs may hold several); without it, files of several jobs make the set unusable.
   static TraceSet open(const std::vector<std::string> &inputs, unsigned threads,
-                       std::atomic<uint64_t> *filesOpened = nullptr);
+                       std::atomic<uint64_t> *filesOpened = nullptr, const std::string &job = {});
 
   std::vector<TraceFile> files;        // usable files, sorted by world rank
   std::vector<InputProblem> problems;  // every input problem, in the order found
@@ -43,6 +53,7 @@ public:
   int32_t worldSize = -1;              // from the headers (largest seen)
   std::vector<int32_t> missingRanks;   // world ranks below worldSize without a file
   std::string jobId;
+  std::vector<JobSummary> jobs; // every job among the inputs, the files of other jobs included
   bool fatal = false; // the set cannot be analyzed as one job (e.g. two jobs mixed, no file)
   uint64_t totalSlots = 0;
 

@@ -101,7 +101,7 @@ CommAligner::Result CommAligner::run(StreamStatus &status, EventSink &sink) {
             records_[r] = &members_[r].queue.at(k);
           records = records_;
         }
-        CollectiveEvent event{comm_, call, 0, records, allMatched_, true};
+        CollectiveEvent event{comm_, call, 0, records, allMatched_, true, false};
         sink.collective(event);
       }
       for (size_t r = 0; r < count; ++r) {
@@ -162,7 +162,7 @@ void CommAligner::matchInPlace(std::span<const format::Record *const> runs, size
         records_[r] = &runs[r][k];
       records = records_;
     }
-    sink.collective({comm_, reference[k], 0, records, allMatched_, true});
+    sink.collective({comm_, reference[k], 0, records, allMatched_, true, false});
   }
   if (length > 0) {
     for (size_t r = 0; r < count; ++r) {
@@ -243,7 +243,8 @@ CommAligner::Explanation CommAligner::explain(const MemberStream &rank,
 
 void CommAligner::slowStep(StreamStatus &status, EventSink &sink) {
   const size_t count = members_.size();
-  // Group the heads by signature; the largest group (lowest rank on a tie) is the reference.
+  // Group the heads by signature; the largest group (lowest rank on a tie) is the reference the
+  // others are aligned against. A tie is said so in the event: the rules then blame no side.
   std::vector<size_t> groupOf(count, SIZE_MAX);
   std::vector<size_t> representatives, sizes;
   for (size_t r = 0; r < count; ++r) {
@@ -412,9 +413,21 @@ void CommAligner::slowStep(StreamStatus &status, EventSink &sink) {
       records_[r] = &m.queue.front();
     }
   }
-  CollectiveEvent event{
-      comm_, reference.queue.front(), static_cast<int32_t>(referenceRank), records_, presence_,
-      false};
+  // A tie: some other signature was issued by as many ranks as the reference's.
+  std::vector<size_t> issuedBy(sizes.size(), 0);
+  for (size_t r = 0; r < count; ++r)
+    if (issued(presence_[r]))
+      ++issuedBy[groupOf[r]];
+  bool tied = false;
+  for (size_t g = 0; g < issuedBy.size(); ++g)
+    tied = tied || (g != referenceGroup && issuedBy[g] >= issuedBy[referenceGroup]);
+  CollectiveEvent event{comm_,
+                        reference.queue.front(),
+                        static_cast<int32_t>(referenceRank),
+                        records_,
+                        presence_,
+                        false,
+                        tied};
   sink.collective(event);
   for (size_t r = 0; r < count; ++r) {
     MemberStream &m = members_[r];

@@ -517,6 +517,14 @@ void Analysis::route(int file, const format::Record &r) {
     }
     return;
   }
+  // A call the tracer recorded without a communicator (MPI_COMM_NULL, or a handle that is none)
+  // has no position anywhere: the rules see it as it was written (invalid-communicator), once,
+  // in the first partition of a split analysis.
+  if (r.commId == 0 && r.commRank < 0) {
+    if (options_.partitionCount <= 1 || options_.partitionIndex == 0)
+      events_->meta({file, r});
+    return;
+  }
   FileState &fs = files_[static_cast<size_t>(file)];
   CommState *c = fs.cachedComm;
   if (!c || fs.cachedCommId != r.commId) {

@@ -24,6 +24,7 @@ void EventLog::collective(const CollectiveEvent &e) {
   out_.put(e.comm.id);
   out_.put(e.referenceRank);
   out_.put<uint8_t>(e.allMatched);
+  out_.put<uint8_t>(e.tied);
   out_.put(e.reference);
   out_.put<uint64_t>(e.records.size());
   for (const format::Record *r : e.records) {
@@ -101,13 +102,13 @@ bool replayEvents(std::string_view log, const CommLookup &comms, JobEvents &sink
     switch (tag) {
     case Tag::Collective: {
       int32_t referenceRank = 0;
-      uint8_t allMatched = 0;
+      uint8_t allMatched = 0, tied = 0;
       format::Record reference{};
       uint64_t count = 0;
       // Sized by the communicator, never by the log: per member records, or none.
       const size_t members = comm->worldRankOf.size();
-      if (!in.get(referenceRank) || !in.get(allMatched) || !in.get(reference) || !in.get(count) ||
-          (count != 0 && count != members) || referenceRank < -1 ||
+      if (!in.get(referenceRank) || !in.get(allMatched) || !in.get(tied) || !in.get(reference) ||
+          !in.get(count) || (count != 0 && count != members) || referenceRank < -1 ||
           referenceRank >= static_cast<int64_t>(members))
         return false;
       records.resize(count);
@@ -127,7 +128,8 @@ bool replayEvents(std::string_view log, const CommLookup &comms, JobEvents &sink
         for (Presence &p : presence)
           if (!in.get(p) || static_cast<uint8_t>(p) > static_cast<uint8_t>(Presence::NoTrace))
             return false;
-      sink.collective({*comm, reference, referenceRank, pointers, presence, allMatched != 0});
+      sink.collective(
+          {*comm, reference, referenceRank, pointers, presence, allMatched != 0, tied != 0});
       break;
     }
     case Tag::Reorder: {

@@ -85,6 +85,8 @@ void ParticipationRecorder::collective(const CollectiveEvent &e) {
       Cell c = Cell::Matched;
       switch (e.presence[r]) {
       case Presence::Matched:
+        // On a tie the reference's side is as much in disagreement as the other.
+        c = e.tied ? Cell::Mismatch : Cell::Matched;
         break;
       case Presence::Variant:
         c = Cell::Mismatch;

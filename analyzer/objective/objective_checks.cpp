@@ -6,6 +6,7 @@
 #include "numbers.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace collcheck::analyzer {
 namespace objective {
@@ -163,9 +164,19 @@ public:
     // wrong, so in a job that is not judged they are still weighed: over a float count reduction
     // of unequal counts they get the warning of uncompensated-mean, and where nothing decides, the
     // note that says why.
+    // The note that a gradient reduction could not be verified is for training jobs: those that
+    // say so (annotations) or reduce through a mean reducer, as data-parallel trainers do. An
+    // integer count beside sums alone is also what a molecular-dynamics code issues every step
+    // (an atom count, a few energies): its sums get no note about "the gradient all-reduce".
+    // The errors and warnings a count makes provable are given either way.
+    const bool training = ledger_.hasAnnotations() || anyMeanReducer;
     std::vector<std::unique_ptr<ObjectiveRule>> rules;
     if (judged) {
       rules = makeObjectiveRules();
+      if (!training)
+        std::erase_if(rules, [](const std::unique_ptr<ObjectiveRule> &r) {
+          return r->id() == "unverified-reduction";
+        });
     } else {
       rules.push_back(makeUncompensatedMeanRule());
       rules.push_back(makeUnverifiedReductionRule());

@@ -21,12 +21,21 @@ public:
     f.lastSeq = e.expected.back().seq();
     auto ranks = ctx.worldRanks(e.comm, e.ranks);
     auto reference = ctx.worldRanks(e.comm, e.referenceRanks);
-    f.message = describeRanks(ranks) + " issued " + std::to_string(e.actual.size()) +
-                " collectives on " + e.comm.label + " in another order than " +
-                describeRanks(reference) + ": " + order(e.actual) + " instead of " +
-                order(e.expected);
-    f.groups.push_back({"order", reference, order(e.expected)});
-    f.groups.push_back({"other order", ranks, order(e.actual)});
+    std::string n = std::to_string(e.actual.size());
+    if (e.tied()) {
+      // As many ranks on each side: neither order is the one the others got wrong.
+      f.message = "the ranks disagree on the order of " + n + " collectives on " + e.comm.label +
+                  ": " + order(e.expected) + " on " + describeRanks(reference) + ", " +
+                  order(e.actual) + " on " + describeRanks(ranks);
+      f.groups.push_back({"disagree", reference, order(e.expected)});
+      f.groups.push_back({"disagree", ranks, order(e.actual)});
+    } else {
+      f.message = describeRanks(ranks) + " issued " + n + " collectives on " + e.comm.label +
+                  " in another order than " + describeRanks(reference) + ": " + order(e.actual) +
+                  " instead of " + order(e.expected);
+      f.groups.push_back({"order", reference, order(e.expected)});
+      f.groups.push_back({"other order", ranks, order(e.actual)});
+    }
     f.notes.push_back("collectives are matched by position: the first call of one rank is paired "
                       "with the first call of the others, whatever its kind");
     ctx.findings.add(std::move(f),

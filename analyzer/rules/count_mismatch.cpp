@@ -3,6 +3,7 @@
 // per-rank counts must add up to the totals the other side expects (docs/trace-format.md: count
 // and aux per kind).
 #include "field_mismatch.h"
+#include "invalid_arguments.h"
 
 namespace collcheck::analyzer {
 namespace {
@@ -34,6 +35,9 @@ public:
   std::string_view id() const override { return "count-mismatch"; }
 
   void onCollective(const CollectiveEvent &e, RuleContext &ctx) override {
+    const format::Record *negative = nullptr;
+    if (!e.allMatched && !ranksWith(e, hasNegativeCount, negative).empty())
+      return; // negative-count's: a count MPI rejects is no mismatch to weigh
     if (hasVariableCounts(e.reference)) {
       checkTotals(e, ctx);
       return;

@@ -2,6 +2,7 @@
 // furthest wait in, the ranks they wait for, the last sequence number each rank reached, and where
 // each waited-for rank is (stuck in another collective, in none, or gone).
 #include "../match/signature.h"
+#include "invalid_arguments.h"
 #include "rule.h"
 
 #include <map>
@@ -50,7 +51,8 @@ public:
     }
     // Nobody is missing, yet ranks never returned from their last call: the call itself hung, or
     // a member died inside it.
-    std::vector<int32_t> stuck, crashed;
+    std::vector<int32_t> stuck, crashed, rejected;
+    std::string why; // the rule of the first rejected argument
     const format::Record *call = nullptr;
     for (size_t r = 0; r < e.lastCall.size(); ++r) {
       const format::Record *last = e.lastCall[r];
@@ -64,6 +66,13 @@ public:
       }
       if (p.finished || p.cut)
         continue;
+      // An argument MPI rejects: by default the error handler aborts the job in this call.
+      if (hasNegativeCount(*last) || hasInvalidRoot(*last, e.comm)) {
+        rejected.push_back(e.comm.nameOf(static_cast<int32_t>(r)));
+        if (why.empty())
+          why = hasNegativeCount(*last) ? "a negative count (negative-count)"
+                                        : "a root outside the communicator (invalid-root)";
+      }
       stuck.push_back(static_cast<int32_t>(r));
       call = call ? call : last;
     }
@@ -74,7 +83,12 @@ public:
     f.message = describeRanks(names) + " never returned from " + describeCall(*call) + " on " +
                 e.comm.label + " although every member issued it";
     f.groups.push_back({"stuck", names, describeCall(*call)});
-    if (!crashed.empty())
+    if (!rejected.empty())
+      f.notes.push_back(describeRanks(rejected) + " passed " + why +
+                        ", which MPI rejects: its error handler, by default, aborts the job "
+                        "inside the call" +
+                        (rejected.size() < stuck.size() ? ", and the others wait in it" : ""));
+    else if (!crashed.empty())
       f.notes.push_back(describeRanks(crashed) + " died inside " +
                         (crashed.size() == 1 ? "its" : "their") +
                         " last call (rank-ended-unfinished): the others wait for " +

@@ -35,9 +35,12 @@ public:
         someoneStuck = true; // stopped while waiting: the hang finding tells who waited for whom
         continue;
       }
-      std::string last = p.hasLastCall ? describeCall(p.lastCall) + " (seq " +
-                                             std::to_string(p.lastCall.seq()) + ")"
-                                       : "";
+      // A call without a communicator has no sequence number: invalid-communicator names it.
+      std::string last =
+          !p.hasLastCall ? ""
+          : p.lastCall.commId == 0 && p.lastCall.commRank < 0
+              ? describeCall(p.lastCall) + " without a valid communicator"
+              : describeCall(p.lastCall) + " (seq " + std::to_string(p.lastCall.seq()) + ")";
       std::string where = p.finalized ? "after MPI_Finalize began"
                           : inside    ? "inside " + last
                           : p.hasLastCall

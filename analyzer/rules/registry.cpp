@@ -19,6 +19,9 @@ std::unique_ptr<TraceRule> makeSendRecvMismatchRule();
 std::unique_ptr<TraceRule> makeHangRule();
 std::unique_ptr<TraceRule> makeIncompleteTraceRule();
 std::unique_ptr<TraceRule> makeRankEndedUnfinishedRule();
+std::unique_ptr<TraceRule> makeInvalidCommunicatorRule();
+std::unique_ptr<TraceRule> makeNegativeCountRule();
+std::unique_ptr<TraceRule> makeInvalidRootRule();
 std::unique_ptr<TraceRule> makeObjectiveChecks(); // analyzer/objective
 
 std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
@@ -35,6 +38,9 @@ std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
   rules.push_back(makeHangRule());
   rules.push_back(makeIncompleteTraceRule());
   rules.push_back(makeRankEndedUnfinishedRule());
+  rules.push_back(makeInvalidCommunicatorRule());
+  rules.push_back(makeNegativeCountRule());
+  rules.push_back(makeInvalidRootRule());
   rules.push_back(makeObjectiveChecks());
   return rules;
 }

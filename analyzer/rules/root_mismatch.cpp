@@ -1,5 +1,6 @@
 // root-mismatch: a rooted collective (broadcast, reduce, gather, scatter) with different roots.
 #include "field_mismatch.h"
+#include "invalid_arguments.h"
 
 namespace collcheck::analyzer {
 namespace {
@@ -8,6 +9,12 @@ class RootMismatch final : public TraceRule {
 public:
   std::string_view id() const override { return "root-mismatch"; }
   void onCollective(const CollectiveEvent &e, RuleContext &ctx) override {
+    const format::Record *invalid = nullptr;
+    if (!e.allMatched &&
+        !ranksWith(
+             e, [&](const format::Record &r) { return hasInvalidRoot(r, e.comm); }, invalid)
+             .empty())
+      return; // invalid-root's: a root MPI rejects is no mismatch to weigh
     reportFieldMismatch(e, ctx, id(), kFieldRoot,
                         "the ranks disagree on who sends (or receives) the data: part of them "
                         "wait for a root that does not send to them");

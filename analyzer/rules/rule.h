@@ -70,6 +70,9 @@ struct CollectiveEvent {
   std::span<const format::Record *const> records;
   std::span<const Presence> presence; // per comm rank
   bool allMatched;                    // every member issued the reference call (the common case)
+  // No signature was issued by more ranks than another: `reference` is only the alignment's
+  // anchor (the lowest rank's call), not the call the others got wrong.
+  bool tied = false;
 };
 
 // Some ranks issued a block of calls in another order than the reference ranks.
@@ -79,6 +82,8 @@ struct ReorderEvent {
   std::vector<format::Record> actual;   // these ranks' order
   std::vector<int32_t> ranks;           // comm ranks that issued `actual`
   std::vector<int32_t> referenceRanks;  // comm ranks that issued `expected`
+  // As many ranks issued `actual` as `expected`: neither order is the reference.
+  bool tied() const { return ranks.size() >= referenceRanks.size(); }
 };
 
 // A call issued by some ranks where the other members issued nothing.

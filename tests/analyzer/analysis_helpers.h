@@ -20,7 +20,8 @@ inline bool isParticipationRule(std::string_view id) {
   for (std::string_view rule :
        {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
         "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch", "collective-reorder",
-        "send-recv-mismatch", "hang", "incomplete-trace"})
+        "send-recv-mismatch", "hang", "incomplete-trace", "invalid-communicator", "negative-count",
+        "invalid-root"})
     if (rule == id)
       return true;
   return false;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
@@ -225,7 +226,7 @@ INSTANTIATE_TEST_SUITE_P(
         SignatureCase{"reduce-op-mismatch", allreduce(64, ReduceOp::Sum),
                       allreduce(64, ReduceOp::Avg)},
         SignatureCase{"premulsum-scalar-mismatch", premul(0.25), premul(0.5)},
-        SignatureCase{"root-mismatch", bcast(16, 0), bcast(16, 2)}),
+        SignatureCase{"root-mismatch", bcast(16, 0), bcast(16, 1)}),
     [](const auto &info) {
       std::string name = info.param.rule;
       std::replace(name.begin(), name.end(), '-', '_');
@@ -239,7 +240,7 @@ TEST(Matcher, ReorderIsOneFindingShowingBothOrders) {
     ranks.emplace_back(r, 4);
     RankTrace &t = ranks.back();
     t.repeat(allreduce(1024), 3);
-    if (r >= 2)
+    if (r == 3)
       t.call(bcast(8, 0)).call(allreduce(1, ReduceOp::Max));
     else
       t.call(allreduce(1, ReduceOp::Max)).call(bcast(8, 0));
@@ -253,8 +254,54 @@ TEST(Matcher, ReorderIsOneFindingShowingBothOrders) {
   EXPECT_EQ(f.firstSeq, 3u);
   EXPECT_EQ(f.lastSeq, 4u);
   EXPECT_NE(f.message.find("broadcast"), std::string::npos);
-  EXPECT_EQ(ranksOf(f, "other order"), (std::vector<int32_t>{2, 3}));
-  EXPECT_EQ(ranksOf(f, "order"), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(ranksOf(f, "other order"), (std::vector<int32_t>{3}));
+  EXPECT_EQ(ranksOf(f, "order"), (std::vector<int32_t>{0, 1, 2}));
+}
+
+TEST(Matcher, ReorderSplitEvenlyBlamesNeitherHalf) {
+  std::string dir = freshDir("reorder-tie");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    RankTrace &t = ranks.back();
+    if (r >= 2)
+      t.call(bcast(8, 0)).call(allreduce(1, ReduceOp::Max));
+    else
+      t.call(allreduce(1, ReduceOp::Max)).call(bcast(8, 0));
+    t.finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  ASSERT_EQ(a.findings.size(), 1u) << a.describe();
+  const auto &f = a.findings[0];
+  EXPECT_EQ(f.ruleId, "collective-reorder");
+  EXPECT_EQ(ranksOf(f, "disagree"), (std::vector<int32_t>{0, 1, 2, 3})) << f.message;
+  EXPECT_TRUE(ranksOf(f, "order").empty() && ranksOf(f, "other order").empty()) << f.message;
+  EXPECT_NE(f.message.find("the ranks disagree on the order"), std::string::npos) << f.message;
+}
+
+// An even split has no majority: the finding shows both sides and takes neither as the
+// reference, whatever the field and whichever rank comes first.
+TEST_P(SignatureMismatch, AnEvenSplitBlamesNeitherSide) {
+  const SignatureCase &c = GetParam();
+  for (int size : {2, 4}) {
+    std::string dir = freshDir(std::string("tie-") + c.rule + std::to_string(size));
+    std::vector<RankTrace> ranks;
+    for (int r = 0; r < size; ++r) {
+      ranks.emplace_back(r, size);
+      ranks.back().call(r < size / 2 ? c.good : c.bad).finalize();
+    }
+    writeJob(dir, ranks);
+    Analyzed a = analyzeDir(dir);
+    ASSERT_EQ(a.findings.size(), 1u) << a.describe();
+    const auto &f = a.findings[0];
+    EXPECT_EQ(f.ruleId, c.rule) << a.describe();
+    ASSERT_EQ(f.groups.size(), 2u) << a.describe();
+    for (const auto &g : f.groups)
+      EXPECT_EQ(g.role, "disagree") << a.describe();
+    EXPECT_EQ(f.groups[0].ranks.size(), static_cast<size_t>(size / 2));
+    EXPECT_NE(f.message.find("the ranks disagree"), std::string::npos) << f.message;
+  }
 }
 
 TEST(Matcher, HangNamesWaitingRanksCulpritAndWhereItIs) {
@@ -579,3 +626,136 @@ TEST(Matcher, MemberListsNameAMemberWithoutATraceInEveryRecord) {
 }
 
 } // namespace
+
+// Invalid arguments are findings of their own kinds, not mismatches or unreadable records.
+TEST(InvalidArguments, ACallOnNoCommunicatorIsNamedWithItsRanks) {
+  std::string dir = freshDir("invalid-comm");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    ranks.back().call(barrier());
+    if (r >= 2) { // commId 0, rank -1: how the tracer records MPI_COMM_NULL
+      ranks.back().call(allreduce(8), 0, /*returned=*/false).finished(false);
+      format::Record died{}; // then ended by mpirun's SIGTERM in that call
+      died.kind = static_cast<uint8_t>(format::Kind::ProcessSignal);
+      died.count = SIGTERM;
+      ranks.back().records.push_back(died);
+      ranks.back().returned.push_back(true);
+    } else
+      ranks.back().call(barrier()).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  auto found = a.of("invalid-communicator");
+  ASSERT_EQ(found.size(), 1u) << a.describe();
+  EXPECT_EQ(ranksOf(found[0], "called"), (std::vector<int32_t>{2, 3}));
+  EXPECT_NE(found[0].message.find("allreduce called without a valid communicator"),
+            std::string::npos)
+      << found[0].message;
+  EXPECT_TRUE(a.of("incomplete-trace").empty()) << a.describe();
+  // Where they ended is that call, not a sequence number of a communicator it never had.
+  auto ended = a.of("rank-ended-unfinished");
+  ASSERT_EQ(ended.size(), 1u) << a.describe();
+  ASSERT_EQ(ended[0].groups.size(), 1u) << a.describe();
+  EXPECT_EQ(
+      ended[0].groups[0].detail,
+      "terminated by SIGTERM inside allreduce(8 x float32, sum) without a valid communicator");
+}
+
+TEST(InvalidArguments, ANegativeCountIsNoCountMismatch) {
+  std::string dir = freshDir("negative-count");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    ranks.back().call(allreduce(r == 1 ? static_cast<uint64_t>(-1) : 8)).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  ASSERT_EQ(a.findings.size(), 1u) << a.describe();
+  EXPECT_EQ(a.findings[0].ruleId, "negative-count");
+  EXPECT_EQ(ranksOf(a.findings[0], "negative count"), (std::vector<int32_t>{1}));
+  EXPECT_NE(a.findings[0].message.find("negative count (-1)"), std::string::npos)
+      << a.findings[0].message;
+}
+
+TEST(InvalidArguments, ARootOutsideTheCommunicatorIsNamedAndNoRootMismatch) {
+  for (int32_t bad : {4, -1}) {
+    std::string dir = freshDir("invalid-root" + std::to_string(bad));
+    std::vector<RankTrace> ranks;
+    for (int r = 0; r < 4; ++r) {
+      ranks.emplace_back(r, 4);
+      // Every rank (an agreeing, matched position), then rank 2 alone.
+      ranks.back().call(bcast(8, bad)).call(bcast(8, r == 2 ? bad : 0)).finalize();
+    }
+    writeJob(dir, ranks);
+    Analyzed a = analyzeDir(dir);
+    auto found = a.of("invalid-root");
+    ASSERT_EQ(found.size(), 2u) << a.describe();
+    EXPECT_EQ(ranksOf(found[0], "invalid root"), (std::vector<int32_t>{0, 1, 2, 3}));
+    EXPECT_EQ(ranksOf(found[1], "invalid root"), (std::vector<int32_t>{2}));
+    EXPECT_NE(found[0].message.find("names root " + std::to_string(bad)), std::string::npos)
+        << found[0].message;
+    EXPECT_EQ(a.findings.size(), 2u) << a.describe();
+  }
+}
+
+TEST(InvalidArguments, AJobAbortedInACallOfARejectedArgumentSaysSo) {
+  std::string dir = freshDir("negative-count-abort");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    // MPI's default handler ends the job inside the call: nobody returns or finishes.
+    ranks.back()
+        .call(barrier())
+        .call(allreduce(r == 1 ? static_cast<uint64_t>(-1) : 8), kWorld, /*returned=*/false)
+        .finished(false);
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  ASSERT_EQ(a.of("negative-count").size(), 1u) << a.describe();
+  auto hang = a.of("hang");
+  ASSERT_EQ(hang.size(), 1u) << a.describe();
+  bool said = false;
+  for (const auto &note : hang[0].notes)
+    said = said || note == "rank 1 passed a negative count (negative-count), which MPI rejects: "
+                           "its error handler, by default, aborts the job inside the "
+                           "call, and the others wait in it";
+  EXPECT_TRUE(said) << a.describe();
+}
+
+TEST(InvalidArguments, IntercommunicatorRootsAreNotJudged) {
+  std::string dir = freshDir("intercomm-root");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back(r, 2);
+    CallSpec s = bcast(8, r == 0 ? -4 : 0); // MPI_ROOT on one side
+    s.flags = format::kFlagIntercomm;
+    ranks.back().call(s).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  EXPECT_TRUE(a.of("invalid-root").empty()) << a.describe();
+}
+
+TEST(Matcher, OneJobOfAFolderOfSeveralIsPickedByItsId) {
+  std::string dir = freshDir("pick-job");
+  writeJob(dir, uniformJob(2, {barrier()}), "job-a");
+  auto other = uniformJob(3, {barrier()});
+  writeJob(dir, other, "job-b");
+  analyzer::TraceSet all = analyzer::TraceSet::open({dir}, 1);
+  ASSERT_EQ(all.jobs.size(), 2u);
+  bool listed = false;
+  for (const auto &p : all.problems)
+    listed = listed || (p.reason.find("--job ID") != std::string::npos &&
+                        p.reason.find("job 'job-b': 3 file(s), world size 3") != std::string::npos);
+  EXPECT_TRUE(listed);
+  analyzer::TraceSet b = analyzer::TraceSet::open({dir}, 1, nullptr, "job-b");
+  EXPECT_FALSE(b.fatal);
+  EXPECT_EQ(b.files.size(), 3u);
+  EXPECT_EQ(b.jobId, "job-b");
+  EXPECT_TRUE(b.problems.empty());
+  analyzer::TraceSet none = analyzer::TraceSet::open({dir}, 1, nullptr, "job-c");
+  EXPECT_TRUE(none.fatal);
+  ASSERT_FALSE(none.problems.empty());
+  EXPECT_NE(none.problems.back().reason.find("no trace file of job 'job-c'"), std::string::npos);
+}

@@ -62,7 +62,8 @@ TEST(Model, EveryParticipationRuleIsRegisteredAndHasACataloguePage) {
   for (const char *id :
        {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
         "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch", "collective-reorder",
-        "send-recv-mismatch", "hang", "incomplete-trace", "rank-ended-unfinished"}) {
+        "send-recv-mismatch", "hang", "incomplete-trace", "rank-ended-unfinished",
+        "invalid-communicator", "negative-count", "invalid-root"}) {
     EXPECT_NE(std::find(registered.begin(), registered.end(), id), registered.end()) << id;
     const rules::Rule *page = rules::find(id);
     ASSERT_NE(page, nullptr) << id << " has no page in rules/pages";

@@ -17,7 +17,7 @@ RANKS = 4
 PARTICIPATION = {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
                  "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch",
                  "collective-reorder", "send-recv-mismatch", "hang", "incomplete-trace",
-                 "rank-ended-unfinished"}
+                 "rank-ended-unfinished", "invalid-communicator", "negative-count", "invalid-root"}
 
 
 def kill_leftovers(trace_dir):
@@ -39,8 +39,10 @@ def run_job(args, program, program_args, trace_dir, timeout):
     env = dict(os.environ, COLLCHECK_OUTPUT=trace_dir, LD_PRELOAD=args.preload)
     command = (f"{args.mpirun} -np {RANKS} {os.path.join(args.programs, program)} "
                + " ".join(program_args))
-    job = subprocess.Popen(command, shell=True, env=env, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The job's own error output, beside the folder, for the cases about what MPI reported.
+    with open(trace_dir + ".stderr", "w") as err:
+        job = subprocess.Popen(command, shell=True, env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=err)
     try:
         job.wait(timeout=timeout)
         killed = False
@@ -129,10 +131,29 @@ def main():
 
         case(f"signature_{field}", "bug_signature", [field], 5, None, signature)
 
+    # Ranks 0, 1 SUM and ranks 2, 3 MAX (or 8 and 4 elements): no majority, so the finding says
+    # that the ranks disagree and shows both sides, blaming neither half.
+    for field, rule, sides in (("op", "reduce-op-mismatch", ("op sum on ranks 0, 1",
+                                                             "op max on ranks 2, 3")),
+                               ("count", "count-mismatch", ("count 8 on ranks 0, 1",
+                                                            "count 4 on ranks 2, 3"))):
+        def tie(status, report, rule=rule, sides=sides):
+            found = of(report, rule)
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            message = found[0]["message"]
+            assert "the ranks disagree" in message and all(s in message for s in sides), message
+            assert ranks(found[0], "disagree") == [0, 1, 2, 3], found[0]
+            assert not ranks(found[0], "differs") and not ranks(found[0], "reference"), found[0]
+            assert status == 1
+
+        case(f"tie_{field}", "bug_signature", [field, "half"], 5, None, tie)
+
+    # The upper half issues its two calls in the other order: a tie as well.
     def reorder(status, report):
         found = of(report, "collective-reorder")
         assert len(found) == 1, [f["message"] for f in report["findings"]]
-        assert ranks(found[0], "other order") == [2, 3], found[0]
+        assert ranks(found[0], "disagree") == [0, 1, 2, 3], found[0]
+        assert "the ranks disagree on the order of 2 collectives" in found[0]["message"], found[0]
         assert found[0]["seq"] == {"first": 3, "last": 4}, found[0]
         assert not of(report, "kind-mismatch"), "a reorder must not cascade into mismatches"
         assert status == 1
@@ -170,6 +191,115 @@ def main():
 
     case("crash_segv", "bug_crash", ["segv"], 30, False, crashed("SIGSEGV"))
     case("crash_assert", "bug_crash", ["assert"], 30, False, crashed("SIGABRT"))
+
+    # Invalid arguments: MPI aborts the job in the call; each is a finding of its own kind.
+    def invalid(rule, role, expected_ranks, text):
+        def check(status, report):
+            found = of(report, rule)
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            assert ranks(found[0], role) == expected_ranks, found[0]
+            assert text in found[0]["message"], found[0]["message"]
+            assert not of(report, "incomplete-trace"), [f["message"] for f in report["findings"]]
+            assert not of(report, "count-mismatch") and not of(report, "root-mismatch")
+            assert status == 1
+        return check
+
+    def invalid_null(status, report):
+        invalid("invalid-communicator", "called", [0, 1, 2, 3],
+                "allreduce called without a valid communicator")(status, report)
+        # A rank ended in that call (by a signal of mpirun's, where it came before the rank's own
+        # abort) is said to have ended there, not at a sequence number of a communicator the call
+        # never had.
+        details = [g["detail"] for f in of(report, "rank-ended-unfinished") for g in f["groups"]]
+        inside = [d for d in details if "inside allreduce" in d]
+        assert all(d.endswith("without a valid communicator") for d in inside), details
+
+    case("invalid_null", "bug_invalid", ["null"], 30, None, invalid_null)
+    def invalid_count(status, report):
+        invalid("negative-count", "negative count", [1],
+                "allreduce on world called with a negative count (-1) on rank 1")(status, report)
+        # The ranks left inside the call are no unexplained hang.
+        for f in of(report, "hang"):
+            assert any("rank 1 passed a negative count" in n for n in f["notes"]), f
+
+    case("invalid_count", "bug_invalid", ["count"], 30, None, invalid_count)
+    case("invalid_root", "bug_invalid", ["root"], 30, None,
+         invalid("invalid-root", "invalid root", [0, 1, 2, 3],
+                 "broadcast on world names root 4, not a rank of the communicator (0 to 3)"))
+
+    # A handle that is no communicator: the tracer asks MPI nothing it could fail on, so the
+    # error MPI reports is the application's own call's, as without the tracer.
+    def invalid_handle(status, report):
+        invalid("invalid-communicator", "called", [0, 1, 2, 3],
+                "allreduce called without a valid communicator")(status, report)
+        with open(os.path.join(args.work, "invalid_handle.stderr")) as f:
+            err = f.read()
+        assert "error occurred in MPI_Allreduce" in err, err
+        assert "MPI_Comm_size" not in err and "MPI_Comm_rank" not in err, err
+
+    case("invalid_handle", "bug_invalid", ["handle"], 30, None, invalid_handle)
+
+    # MPI_DATATYPE_NULL: the tracer's look-up of a datatype it has not seen fails quietly, and MPI
+    # reports the application's MPI_Allreduce, as untraced.
+    def invalid_type(status, report):
+        with open(os.path.join(args.work, "invalid_type.stderr")) as f:
+            err = f.read()
+        assert "error occurred in MPI_Allreduce" in err, err
+        assert "MPI_Type_get_envelope" not in err, err
+        assert status == 1, status
+
+    case("invalid_type", "bug_invalid", ["type"], 30, None, invalid_type)
+
+    # The shape of a molecular-dynamics code: small SUMs of energies and an integer count every
+    # step, no annotations. No training job: no note about "the gradient all-reduce".
+    case("correct_md", "correct_md", [], 60, False, expect_clean)
+
+    # Two real jobs' files in one folder: refused with the list of jobs, then analyzed one job at
+    # a time with --job.
+    def two_jobs():
+        nonlocal passed
+        name = "two_jobs"
+        try:
+            both = os.path.join(args.work, name)
+            other = os.path.join(args.work, name + "_other")
+            run_job(args, "correct_uniform", [], both, 60)
+            run_job(args, "bug_signature", ["count"], other, 10)
+            for f in os.listdir(other):
+                shutil.copy(os.path.join(other, f), both)
+            out = subprocess.run([args.collcheck, "analyze", "--quiet", both],
+                                 capture_output=True, text=True, timeout=60)
+            assert out.returncode == 2, out
+            assert "2 different jobs; name the one to analyze with --job ID" in out.stderr, out
+            listed = subprocess.run([args.collcheck, "analyze", "--list-jobs", both],
+                                    capture_output=True, text=True, timeout=60)
+            assert listed.returncode == 0, listed
+            jobs = [line.split("\t") for line in listed.stdout.splitlines()]
+            assert len(jobs) == 2 and all(j[1] == f"{RANKS} file(s)" for j in jobs), jobs
+            for job in jobs:
+                assert f"job '{job[0]}': {RANKS} file(s), world size {RANKS}" in out.stderr, out
+            verdicts = {}
+            for job in jobs:
+                one = subprocess.run([args.collcheck, "analyze", "--json", "-", "--quiet",
+                                      "--job", job[0], both],
+                                     capture_output=True, text=True, timeout=60)
+                rules = sorted({f["rule"] for f in json.loads(one.stdout)["findings"]})
+                verdicts[one.returncode] = rules
+            assert sorted(verdicts) == [0, 1], verdicts
+            assert verdicts[0] == [] and "count-mismatch" in verdicts[1], verdicts
+            absent = subprocess.run([args.collcheck, "analyze", "--job", "no-such-job", both],
+                                    capture_output=True, text=True, timeout=60)
+            assert absent.returncode == 2, absent
+            assert "no trace file of job 'no-such-job' here; the jobs found:" in absent.stderr
+            passed += 1
+            print(f"ok   {name}")
+        except (AssertionError, ValueError, IndexError) as e:
+            failures.append(name)
+            print(f"FAIL {name}: {e}")
+        # Later users of the work folder (analyzer.thread_split) take each folder for one job.
+        for folder in (name, name + "_other"):
+            shutil.rmtree(os.path.join(args.work, folder), ignore_errors=True)
+
+    two_jobs()
 
     if args.nccl:
         def clean_but_unverified_average(status, report):

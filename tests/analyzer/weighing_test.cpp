@@ -174,3 +174,35 @@ TEST(Weighing, CountsDeclaredBySomeRanksOnlyNameTheRanksThatDidNot) {
   EXPECT_NE(m.find("rank 0 declared theirs"), std::string::npos) << m;
   EXPECT_NE(m.find("rank 1 did not in this window or left no trace"), std::string::npos) << m;
 }
+
+// Without annotations, the note that a gradient reduction could not be verified is for jobs that
+// reduce through a mean reducer: an integer count beside SUMs is also a molecular-dynamics step
+// (an atom count and a few energies), and gets no note, whatever the size of its sums.
+TEST(Weighing, SumsBesideAnIntegerCountGetNoNoteWithoutAMeanReducer) {
+  for (auto [elements, op] : {std::pair{3u, ReduceOp::Sum}, std::pair{1024u, ReduceOp::Sum},
+                              std::pair{1024u, ReduceOp::Avg}}) {
+    std::string dir =
+        freshDir("weighing-md-" + std::to_string(elements) + std::string(format::reduceOpName(op)));
+    std::vector<RankTrace> traces;
+    for (int r = 0; r < 2; ++r) {
+      RankTrace &t = traces.emplace_back(r, 2);
+      CallSpec count = allreduce(1);
+      count.dataType = format::DataType::Int32;
+      CallSpec sums = allreduce(elements, op);
+      sums.dataType = format::DataType::Float64;
+      for (int step = 0; step < 5; ++step)
+        t.call(count).call(sums);
+      t.finalize();
+    }
+    writeJob(dir, traces);
+    Analyzed a = analyzeDir(dir);
+    auto objective = objectiveFindings(a);
+    if (op == ReduceOp::Sum) {
+      EXPECT_TRUE(objective.empty()) << a.describe();
+    } else {
+      ASSERT_FALSE(objective.empty()) << a.describe();
+      EXPECT_NE(objective[0].message.find("gradient all-reduce"), std::string::npos)
+          << a.describe();
+    }
+  }
+}

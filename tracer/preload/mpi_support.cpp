@@ -168,6 +168,34 @@ DataType nameToType(MPI_Datatype type) {
   return DataType::Unknown;
 }
 
+// While alive, errors MPI raises on MPI_COMM_WORLD (where Open MPI raises those of an invalid
+// communicator or datatype handle, having no other object to raise them on) return instead of
+// invoking the job's handler: the tracer's own queries on a handle the application passed may then
+// fail quietly, and the application's call that follows is the one to report the error, as without
+// the tracer.
+class WorldErrorsReturned {
+public:
+  WorldErrorsReturned() {
+    static const MPI_Errhandler errorsReturn = predefined<MPI_Errhandler>("ompi_mpi_errors_return");
+    ok_ = errorsReturn &&
+          COLLCHECK_PMPI(MPI_Comm_get_errhandler)(worldComm(), &saved_) == MPI_SUCCESS &&
+          COLLCHECK_PMPI(MPI_Comm_set_errhandler)(worldComm(), errorsReturn) == MPI_SUCCESS;
+  }
+  ~WorldErrorsReturned() {
+    if (!ok_)
+      return;
+    COLLCHECK_PMPI(MPI_Comm_set_errhandler)(worldComm(), saved_);
+    COLLCHECK_PMPI(MPI_Errhandler_free)(&saved_);
+  }
+  WorldErrorsReturned(const WorldErrorsReturned &) = delete;
+  WorldErrorsReturned &operator=(const WorldErrorsReturned &) = delete;
+  bool ok() const { return ok_; }
+
+private:
+  MPI_Errhandler saved_{};
+  bool ok_ = false;
+};
+
 std::mutex ordinalsMutex;
 std::map<uint64_t, uint64_t> ordinalsByMembers; // hash of the member list and key -> count so far
 
@@ -199,6 +227,9 @@ MPI_Comm nullComm() {
 
 int neighbors(MPI_Comm comm, bool sources) {
   int topology = MPI_UNDEFINED, count = 0;
+  // Only a handle the tracer knows as a communicator is queried (commOf ran before the fill).
+  if (!findComm(reinterpret_cast<uintptr_t>(comm)))
+    return 0;
   if (COLLCHECK_PMPI(MPI_Topo_test)(comm, &topology) != MPI_SUCCESS)
     return 0;
   if (topology == MPI_CART) {
@@ -235,7 +266,16 @@ DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes) {
   HandleFacts facts;
   if (!typeCache.find(key, facts)) {
     int integers = 0, addresses = 0, types = 0, combiner = 0;
-    COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types, &combiner);
+    // A datatype first seen here may be none (MPI_DATATYPE_NULL, a freed one): the application's
+    // call is the one to fail on it, not this query. Unknown and not remembered, then.
+    {
+      WorldErrorsReturned quiet;
+      if (!quiet.ok() || COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types,
+                                                               &combiner) != MPI_SUCCESS) {
+        derivedBytes = 0;
+        return DataType::Unknown;
+      }
+    }
     if (combiner != MPI_COMBINER_NAMED) {
       facts.mapped = static_cast<uint8_t>(DataType::Derived);
       facts.bytes = static_cast<uint64_t>(typeSize(type));
@@ -306,9 +346,18 @@ CommState *registerMpiComm(MPI_Comm comm, uint64_t id) {
 } // namespace
 
 CommState *commOfSlow(MPI_Comm comm) {
+  // MPI_COMM_NULL is no communicator: the call is recorded without one (the analyzer's
+  // invalid-communicator), and MPI, not the tracer, reports it.
   if (comm == nullComm() || !worldComm())
     return nullptr;
-  // Slow path: a communicator the tracer did not see created.
+  // Slow path: a communicator the tracer did not see created, or a handle that is none. A query
+  // that fails leaves the call recorded without a communicator, like MPI_COMM_NULL; one that
+  // cannot be made safely (no MPI_ERRORS_RETURN found) is not made.
+  WorldErrorsReturned quiet;
+  int size = 0, rank = -1;
+  if (!quiet.ok() || COLLCHECK_PMPI(MPI_Comm_size)(comm, &size) != MPI_SUCCESS ||
+      COLLCHECK_PMPI(MPI_Comm_rank)(comm, &rank) != MPI_SUCCESS)
+    return nullptr;
   std::vector<int32_t> members = worldMembers(comm);
   uint64_t ordinal = ordinalAmongMembers(members, 0);
   uint64_t id = childCommId(0, ordinal, CommOrigin::Unknown, 0, members);

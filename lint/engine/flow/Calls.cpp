@@ -292,6 +292,16 @@ Value FlowAnalysis::Walker::unknownCall(const FunctionDecl *callee,
                  (callee->getName().starts_with("MPI_") || callee->getName().starts_with("nccl") ||
                   callee->getName().starts_with("cuda") || isStdDecl(callee) ||
                   sm_.isInSystemHeader(callee->getLocation()));
+  // The status a runtime call returns (ncclResult_t, cudaError_t, MPI's int) says whether it
+  // failed, not what its arguments hold: a branch on it is error handling, which fails the run,
+  // even where the rank is one of those arguments (`ncclCommInitRank(..., rank)`).
+  if (runtime && !isStdDecl(callee) &&
+      (callee->getReturnType()->isEnumeralType() ||
+       (callee->getName().starts_with("MPI_") && callee->getReturnType()->isIntegerType()))) {
+    Value status;
+    status.uniform = true;
+    return status;
+  }
   if (callee && !runtime)
     for (unsigned i = 0; i < args.size() && i < callee->getNumParams(); ++i) {
       QualType type = callee->getParamDecl(i)->getType();

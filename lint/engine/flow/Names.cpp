@@ -114,6 +114,10 @@ Value FlowAnalysis::Walker::defaultFor(LocKey key) {
   if (key.second) {
     const auto *field = static_cast<const FieldDecl *>(key.second);
     Value whole = key.first == kThis ? Value{} : readLocation({key.first, nullptr});
+    // A struct assigned whole from one built field by field (`cfg = config_init(rank, size)`):
+    // each field holds its own value, not the join of all of them.
+    if (const Value *own = whole.fields ? whole.fields->find(field->getCanonicalDecl()) : nullptr)
+      return *own;
     whole.op = ReduceOpKind::None;
     whole.lambda = nullptr;
     return withRankStorage(withNamedFacts(whole, field, field->getType()), field);

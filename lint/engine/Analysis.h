@@ -3,6 +3,7 @@
 #pragma once
 
 #include "engine/Check.h"
+#include "engine/Summary.h"
 #include "support/Config.h"
 
 #include <memory>
@@ -31,5 +32,10 @@ struct NotAnalysed {
 // `failed` when it is given.
 std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const LintConfig &config,
                                             std::vector<NotAnalysed> *failed = nullptr);
+
+// What the functions defined in the main file of `context` do, for their callers in other
+// translation units (engine/Summary.h). Each is walked with its parameters unknown; a function
+// whose walk fails is left out.
+FileSummary summariseTranslationUnit(clang::ASTContext &context, const LintConfig &config);
 
 } // namespace collcheck::lint

@@ -44,8 +44,10 @@ struct ReductionEvent {
   std::string reducerName, opName;
   const clang::Expr *divisionSite = nullptr; // SumThenDivide, DivideThenSum: the division by P
   std::vector<WrapperStep> steps;            // wrappers between reportAt and the reducer
-  Value input;                               // the data entering the reducer
-  CountPowers effective;                     // its powers once the reducer has averaged
+  unsigned reportDepth = 0;                  // depth of the frame holding reportAt (0: a root)
+  uint32_t reportMask = 0; // parameters of that frame's function the data comes from
+  Value input;             // the data entering the reducer
+  CountPowers effective;   // its powers once the reducer has averaged
 };
 
 // A division `dividend / divisor` (or `/=`, or a tensor div).

@@ -160,7 +160,10 @@ PathSet CollectiveSignatures::compute(const clang::Stmt *stmt) {
     return set;
   // A call that ends the process (exit, abort, MPI_Abort, a [[noreturn]] function): no path goes
   // on from it, so it issues nothing the other ranks wait for.
-  if (callee->isNoReturn() || (callee->getIdentifier() && callee->getName() == "MPI_Abort")) {
+  const FunctionSummary *summary =
+      project_ && !callee->hasBody() ? project_->find(callee) : nullptr;
+  if (callee->isNoReturn() || (callee->getIdentifier() && callee->getName() == "MPI_Abort") ||
+      (summary && summary->endsProcess)) {
     PathSet none;
     none.paths.clear();
     return none;
@@ -170,6 +173,12 @@ PathSet CollectiveSignatures::compute(const clang::Stmt *stmt) {
     return set.then(one(displayName(callee)));
   if (match)
     return set;
+  // A function of another translation unit: the collectives its summary says every path issues.
+  if (summary) {
+    PathSet issued;
+    issued.paths = {summary->collectives};
+    return set.then(issued);
+  }
   return set.then(ofFunction(callee));
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "engine/ReducerTable.h"
+#include "engine/Summary.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -38,7 +39,10 @@ struct PathSet {
 
 class CollectiveSignatures {
 public:
-  explicit CollectiveSignatures(const ReducerTable &table) : table_(table) {}
+  // `project`: the summaries of the functions other translation units define (may be null).
+  explicit CollectiveSignatures(const ReducerTable &table,
+                                const ProjectSummaries *project = nullptr)
+      : table_(table), project_(project) {}
 
   PathSet of(const clang::Stmt *stmt);
   PathSet ofFunction(const clang::FunctionDecl *function);
@@ -54,6 +58,7 @@ private:
   PathSet compute(const clang::Stmt *stmt);
 
   const ReducerTable &table_;
+  const ProjectSummaries *project_;
   llvm::DenseMap<const clang::Stmt *, PathSet> byStmt_;
   llvm::DenseMap<const clang::FunctionDecl *, PathSet> byFunction_;
   llvm::DenseSet<const clang::FunctionDecl *> inProgress_;

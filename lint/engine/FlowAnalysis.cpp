@@ -11,6 +11,14 @@ FlowAnalysis::~FlowAnalysis() = default;
 
 void FlowAnalysis::analyzeRoot(const FunctionDecl *function) { walker_->analyzeRoot(function); }
 
+RootEffect FlowAnalysis::summariseRoot(const FunctionDecl *function, bool uniformParameters) {
+  return walker_->summariseRoot(function, uniformParameters);
+}
+
+std::vector<std::pair<const NamedDecl *, QuerySpec::What>> FlowAnalysis::lastingStorage() const {
+  return walker_->lastingStorage();
+}
+
 void FlowAnalysis::recoverFromFailure() { walker_->recoverFromFailure(); }
 
 void FlowAnalysis::markAnalyzed(const FunctionDecl *function) { walker_->markAnalyzed(function); }

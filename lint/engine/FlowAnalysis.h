@@ -17,10 +17,13 @@
 #include <llvm/ADT/ArrayRef.h>
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace clang {
 class ASTContext;
+class NamedDecl;
 class FunctionDecl;
 class CXXMethodDecl;
 } // namespace clang
@@ -35,6 +38,13 @@ public:
   virtual void collective(const CollectiveEvent &event) = 0;
 };
 
+// What a function does for its callers, from a walk with its parameters unknown (a summary).
+struct RootEffect {
+  std::optional<Value> returned;
+  std::vector<std::pair<unsigned, Value>> outParams; // what it leaves behind writable parameters
+  bool neverReturns = false;
+};
+
 class FlowAnalysis {
 public:
   FlowAnalysis(clang::ASTContext &context, const LintConfig &config, const ReducerTable &table,
@@ -45,6 +55,13 @@ public:
   // function reading them where the walk has not seen the write still knows what they hold.
   void learnRankStorage(llvm::ArrayRef<const clang::FunctionDecl *> functions);
   void analyzeRoot(const clang::FunctionDecl *function);
+  // Walks `function` as a root whose parameters hold unknown values that derive from them
+  // (Value::paramMask): rank-varying ones, or, with `uniformParameters`, scalars the same on
+  // every rank (data behind pointers and references still varies), so that what the result owes
+  // to the function itself stands out.
+  RootEffect summariseRoot(const clang::FunctionDecl *function, bool uniformParameters);
+  // The fields and globals that learnRankStorage found filled with the rank or the size.
+  std::vector<std::pair<const clang::NamedDecl *, QuerySpec::What>> lastingStorage() const;
   // Walked as a root or from a caller.
   bool analyzed(const clang::FunctionDecl *function) const;
   // The same, or, for a template as written, one of its instantiations walked.

@@ -62,6 +62,7 @@ struct PendingSum {
   const clang::Expr *reducerCall = nullptr;
   const clang::Expr *reportAt = nullptr; // the reducer, or the outermost wrapper call seen so far
   unsigned reportDepth = 0;              // depth of the frame holding `reportAt`
+  uint32_t reportMask = 0;               // parameters of that frame's function summed
   std::vector<WrapperStep> steps;        // outermost first
   std::string reducerName, opName;
   CountPowers contribution;

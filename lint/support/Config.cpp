@@ -257,9 +257,17 @@ bool parseWrapper(const Json &entry, std::string where, ReducerSpec &spec, std::
     return false;
   spec.kind = Kind::AllReduce;
   spec.send = 0;
-  if (!readIndex(entry, "buffer", spec.send, where, error) ||
-      !readIndex(entry, "result", spec.recv, where, error))
+  if (!readIndex(entry, "buffer", spec.send, where, error))
     return false;
+  if (entry.contains("result") && entry.at("result").is_string()) {
+    if (entry.at("result") != "return") {
+      error = where + ".result must be an argument index or \"return\"";
+      return false;
+    }
+    spec.recv = kReturned;
+  } else if (!readIndex(entry, "result", spec.recv, where, error)) {
+    return false;
+  }
   std::string op = entry.value("op", std::string("avg"));
   if (op == "broadcast") {
     spec.kind = Kind::Broadcast;

@@ -33,12 +33,17 @@ struct ReducerSpec {
   std::string name; // "ncclAllReduce", "c10d::ProcessGroup::allreduce"
   CollectiveKind kind = CollectiveKind::AllReduce;
   int send = -1; // the data contributed (-1: none)
-  int recv = -1; // where the result lands (-1: in place, on `send`)
+  int recv = -1; // where the result lands (-1: in place, on `send`; kReturned: returned)
   int op = -1;   // the reduction op argument (-1: the op is `fixedOp`)
   ReduceOpKind fixedOp = ReduceOpKind::None;
   int datatype = -1; // the datatype argument, used to recognise count reductions
   int comm = -1;     // the communicator argument
+  // How a wrapper known from its summary reduces, where it is defined (for messages).
+  std::string how;
 };
+
+// ReducerSpec::recv of a wrapper that returns the reduced value (`float mean = sync_mean(x)`).
+inline constexpr int kReturned = -2;
 
 // A function that tells the rank or the size of a communicator, by return value or out argument.
 struct QuerySpec {
@@ -62,6 +67,8 @@ struct CopySpec {
   int dst = 0;
   int src = 1;
 };
+
+class ProjectSummaries;
 
 struct LintConfig {
   std::vector<ReducerSpec> reducers;
@@ -88,6 +95,9 @@ struct LintConfig {
   // dimension): dividing by any other integer that is not rank-uniform forms a mean.
   std::vector<std::string> nonCountNames;
   std::string origin; // the file it was read from, empty for the built-in defaults
+  // Not from the file: what the functions of the project's other translation units do
+  // (engine/Summary.h); null when the run has no whole-project summaries.
+  const ProjectSummaries *project = nullptr;
   // Not from the file: the walk of the function of this name fails on purpose (a trap), so that
   // the tests can see a failure contained to its function (collcheck-lint --debug-fail-in).
   std::string failInFunction;

@@ -12,12 +12,14 @@
 #include "support/Sarif.h"
 #include "tool/CompileCommands.h"
 #include "tool/LintAction.h"
+#include "tool/ProjectSummaries.h"
 
 #include "clang/Basic/Version.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -82,6 +84,16 @@ cl::opt<bool> allowCompileErrors(
     cl::desc("Analyse a file that does not compile as far as it parsed (its errors become notes); "
              "by default such a file is an error (exit status 2)"),
     cl::cat(category));
+cl::opt<bool> noSummaries(
+    "no-summaries",
+    cl::desc("Do not summarise the other translation units of the compilation database first "
+             "(calls into other files are then unknown)"),
+    cl::cat(category));
+cl::opt<std::string> summaryCache(
+    "summary-cache",
+    cl::desc("Directory of the cached summaries (default: $XDG_CACHE_HOME/collcheck-lint or "
+             "~/.cache/collcheck-lint; 'none': no cache)"),
+    cl::value_desc("dir"), cl::cat(category));
 // For the tests of the crash containment: the walk of this function fails on purpose.
 cl::opt<std::string> debugFailIn("debug-fail-in", cl::desc("Fail the analysis of this function"),
                                  cl::value_desc("name"), cl::cat(category), cl::Hidden);
@@ -174,6 +186,8 @@ int lintMain(int argc, const char **argv) {
       tooling::FixedCompilationDatabase::loadFromCommandLine(argc, argv, fixedError);
   if (!fixedError.empty())
     return usageError(fixedError);
+  // Flags after `--`: the files given are the whole project; a database: every file it lists.
+  const bool fixedFlags = database != nullptr;
   std::string parseErrors;
   llvm::raw_string_ostream parseStream(parseErrors);
   if (!cl::ParseCommandLineOptions(argc, argv,
@@ -238,10 +252,12 @@ int lintMain(int argc, const char **argv) {
   std::string configFile = configPath;
   if (configFile.empty())
     configFile = findConfigFile(llvm::sys::path::parent_path(absolutePath(files.front())).str());
+  std::string configText;
   if (!configFile.empty()) {
     std::string error;
     if (!loadConfigFile(configFile, config, error))
       return usageError(error);
+    readInput(configFile, configText, error);
   }
   config.failInFunction = debugFailIn;
   for (std::string id : disabled) {
@@ -275,17 +291,54 @@ int lintMain(int argc, const char **argv) {
   CompileErrorCollector errors;
   LintResults results;
   CudaSetup cuda = chooseCudaSetup(cudaPath, cudaFallback);
+  std::vector<tooling::ArgumentsAdjuster> adjusters{makeLintAdjuster(cuda, resourceDir)};
+  if (!extraArgs.empty())
+    adjusters.push_back(tooling::getInsertArgumentAdjuster(
+        tooling::CommandLineArguments(extraArgs.begin(), extraArgs.end()),
+        tooling::ArgumentInsertPosition::END));
+
+  // First what every function of the project does, so that a call into another file is a call
+  // of a known function (a reducer wrapper, a rank query, a local mean's source).
+  ProjectSummaries summaries;
+  if (!noSummaries) {
+    std::vector<std::string> project;
+    std::set<std::string> seen;
+    auto addFile = [&](const std::string &file) {
+      std::string absolute = absolutePath(file);
+      if (isSourceFile(absolute) && seen.insert(absolute).second)
+        project.push_back(absolute);
+    };
+    for (const std::string &file : runnable)
+      addFile(file);
+    if (!fixedFlags)
+      for (const std::string &file : database->getAllFiles())
+        addFile(file);
+    // One translation unit alone sees every function it defines: nothing to summarise.
+    if (project.size() < 2)
+      project.clear();
+    SummaryPassOptions pass;
+    pass.cacheDir = summaryCache.empty()     ? defaultSummaryCache()
+                    : summaryCache == "none" ? std::string()
+                                             : summaryCache.getValue();
+    pass.configKey = configText;
+    pass.adjusters = adjusters;
+    SummaryPassStats stats;
+    summariseProject(*database, project, config, pass, summaries, stats);
+    summaries.extend(config);
+    config.project = &summaries;
+    if (!quiet && stats.files > 1)
+      llvm::errs() << "collcheck-lint: summarised " << stats.files << " files (" << stats.fromCache
+                   << " from the cache) in " << llvm::format("%.1f", stats.seconds) << " s\n";
+  }
+
   for (const std::string &file : runnable) {
     // One tool per file, so that a file that cannot be parsed is known by name.
     tooling::ClangTool tool(*database, {file}, std::make_shared<clang::PCHContainerOperations>(),
                             makeLintFileSystem());
     tool.setPrintErrorMessage(false);
     tool.setDiagnosticConsumer(&errors);
-    tool.appendArgumentsAdjuster(makeLintAdjuster(cuda, resourceDir));
-    if (!extraArgs.empty())
-      tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
-          tooling::CommandLineArguments(extraArgs.begin(), extraArgs.end()),
-          tooling::ArgumentInsertPosition::END));
+    for (const tooling::ArgumentsAdjuster &adjuster : adjusters)
+      tool.appendArgumentsAdjuster(adjuster);
     auto factory = makeLintActionFactory(options, errors, results);
     int status = tool.run(factory.get());
     if (results.notCompiling.contains(absolutePath(file))) {

@@ -542,6 +542,77 @@ class Cuda(unittest.TestCase):
             self.assertEqual(findings(result.stdout),
                              [(16, "uncompensated-mean"), (23, "uncompensated-mean")], extra)
 
+class WholeProject(unittest.TestCase):
+    """With a compilation database every translation unit is summarised first: reducer wrappers,
+    size queries, local means and collectives defined in other files are known at their calls."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = pathlib.Path(self.tmp.name)
+        self.src = self.root / "src"
+        shutil.copytree(ARGS.source_root / "tests" / "lint" / "project", self.src)
+        self.build = self.root / "build"
+        self.build.mkdir()
+        self.cache = self.root / "cache"
+        entries = [{"directory": str(self.src), "file": str(self.src / name),
+                    "arguments": ["c++"] + ARGS.flags + ["-c", name]}
+                   for name in ("sync.cpp", "loss.cpp", "train.cpp")]
+        (self.build / "compile_commands.json").write_text(json.dumps(entries))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def expected(self):
+        text = (self.src / "train.cpp").read_text()
+        return sorted((number, m.group(1)) for number, line in enumerate(text.splitlines(), 1)
+                      for m in [re.search(r"// expect: ([a-z-]+)", line)] if m)
+
+    def run_lint(self, *extra):
+        return lint("-p", self.build, "--summary-cache", self.cache, *extra,
+                    self.src / "train.cpp", flags=False, cwd=self.root)
+
+    def test_calls_into_other_files_are_checked(self):
+        result = self.run_lint()
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertEqual(len(self.expected()), 4)
+        self.assertEqual(findings(result.stdout), self.expected(), result.stdout)
+        self.assertIn("summarised 3 files (0 from the cache)", result.stderr)
+        # The wrapper is named with what it does and where it is defined.
+        self.assertIn("by sync_mean with its MPI_Allreduce with MPI_SUM, then a division by the "
+                      "communicator size (sync.cpp:6)", result.stdout)
+
+    def test_without_summaries_the_other_files_are_unknown(self):
+        result = self.run_lint("--no-summaries")
+        self.assertEqual(findings(result.stdout), [], result.stdout)
+        self.assertNotIn("summarised", result.stderr)
+
+    def test_the_cache_follows_file_contents(self):
+        self.assertEqual(self.run_lint().returncode, 1)
+        again = self.run_lint()
+        self.assertIn("summarised 3 files (3 from the cache)", again.stderr)
+        self.assertEqual(findings(again.stdout), self.expected(), again.stdout)
+        # sync_mean no longer divides: a sum of local means is no finding there any more.
+        sync = self.src / "sync.cpp"
+        sync.write_text(sync.read_text().replace("return total / size;", "return total;"))
+        changed = self.run_lint()
+        self.assertIn("summarised 3 files (2 from the cache)", changed.stderr)
+        self.assertEqual(findings(changed.stdout),
+                         [f for f in self.expected() if f[0] != self.mean_line()], changed.stdout)
+        # A header every file includes: every summary is computed again.
+        header = self.src / "sync.h"
+        header.write_text(header.read_text() + "\n// changed\n")
+        self.assertIn("summarised 3 files (0 from the cache)", self.run_lint().stderr)
+
+    def test_no_cache(self):
+        result = lint("-p", self.build, "--summary-cache", "none", self.src / "train.cpp",
+                      flags=False, cwd=self.root)
+        self.assertEqual(findings(result.stdout), self.expected(), result.stdout)
+        self.assertFalse(self.cache.exists())
+
+    def mean_line(self):
+        text = (self.src / "train.cpp").read_text().splitlines()
+        return next(i for i, line in enumerate(text, 1) if "return sync_mean(" in line)
+
 
 def main():
     global ARGS

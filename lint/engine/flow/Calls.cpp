@@ -96,7 +96,88 @@ Value FlowAnalysis::Walker::callFunction(const FunctionDecl *callee, const CallE
   if (callee->hasBody(definition) && canInline(definition))
     return callDefinition(definition, CollectiveSignatures::displayName(callee), call, args,
                           std::move(values));
+  if (const FunctionSummary *summary = summaryOf(callee))
+    return summarisedCall(*summary, callee, call, args, values);
   return unknownCall(callee, args, values);
+}
+
+// A function defined in another translation unit of the project, as its summary says.
+const FunctionSummary *FlowAnalysis::Walker::summaryOf(const FunctionDecl *callee) const {
+  if (!config_.project || callee->hasBody() || sm_.isInSystemHeader(callee->getLocation()))
+    return nullptr;
+  return config_.project->find(callee);
+}
+
+Value FlowAnalysis::Walker::summarisedCall(const FunctionSummary &summary,
+                                           const FunctionDecl *callee, const CallExpr *call,
+                                           llvm::ArrayRef<const Expr *> args,
+                                           const std::vector<Value> &values) {
+  if (!summary.collectives.empty())
+    emitCollective(call, CollectiveSignatures::displayName(callee), false);
+  for (const auto &[param, facts] : summary.writes)
+    if (param < args.size() && param < callee->getNumParams())
+      writeAll(pointeeOrLvalue(args[param], callee->getParamDecl(param)->getType()),
+               fromSummary(facts, values, call), false);
+  Value result = summary.returns ? fromSummary(*summary.returns, values, call)
+                                 : unknownCall(nullptr, args, values);
+  // Every path of it ends the process (it exits or aborts): so does the caller's, here.
+  if (summary.endsProcess)
+    frame_->state.reachable = false;
+  return result;
+}
+
+// A value a summarised function hands back: what it owes to the function itself (the summary was
+// made with parameters the same on every rank), and the taints of the arguments it derives from.
+Value FlowAnalysis::Walker::fromSummary(const ValueFacts &facts, const std::vector<Value> &values,
+                                        const Expr *call) {
+  Value v;
+  v.uniform = facts.uniform;
+  v.reduced = facts.reduced;
+  v.rankDerived = facts.rankDerived;
+  v.countDerived = facts.countDerived;
+  v.nonZero = facts.nonZero;
+  v.mask = facts.mask;
+  v.guessed = facts.guessed;
+  v.powers = facts.powers;
+  if (facts.paramMask == 0) {
+    v.exactRank = facts.exactRank;
+    v.exactSize = facts.exactSize;
+  }
+  if (facts.rankDerived)
+    v.rankSource = {call, nullptr};
+  if (facts.countDerived)
+    v.countSource = {call, nullptr};
+  if (facts.meanFormed)
+    v.meanFormed = {call, nullptr};
+  const Value *only = nullptr;
+  unsigned derived = 0;
+  for (unsigned i = 0; i < values.size() && i < 32; ++i) {
+    if (!(facts.paramMask & (1u << i)))
+      continue;
+    const Value &arg = values[i];
+    ++derived;
+    only = &arg;
+    bool ownTaint = v.rankDerived || v.countDerived;
+    v.uniform = v.uniform && arg.uniform;
+    v.rankDerived |= arg.rankDerived;
+    v.countDerived |= arg.countDerived;
+    v.guessed = ownTaint ? v.guessed : guessedFrom(v, arg);
+    if (!v.rankSource)
+      v.rankSource = arg.rankSource;
+    if (!v.countSource)
+      v.countSource = arg.countSource;
+    if (!v.meanFormed)
+      v.meanFormed = arg.meanFormed;
+    v.paramMask |= arg.paramMask;
+  }
+  // Handed through (`float clip(float x)`): the argument's normalisation is the result's.
+  if (derived == 1 && facts.powers.isZero()) {
+    v.powers = only->powers;
+    v.normalized = only->normalized;
+    v.countReduced = only->countReduced;
+    v.sizeDivided = only->sizeDivided;
+  }
+  return v;
 }
 
 // Standard functions whose effect on counts and guards matters (engine/LibraryModels.h).
@@ -211,6 +292,16 @@ Value FlowAnalysis::Walker::unknownCall(const FunctionDecl *callee,
                  (callee->getName().starts_with("MPI_") || callee->getName().starts_with("nccl") ||
                   callee->getName().starts_with("cuda") || isStdDecl(callee) ||
                   sm_.isInSystemHeader(callee->getLocation()));
+  // The status a runtime call returns (ncclResult_t, cudaError_t, MPI's int) says whether it
+  // failed, not what its arguments hold: a branch on it is error handling, which fails the run,
+  // even where the rank is one of those arguments (`ncclCommInitRank(..., rank)`).
+  if (runtime && !isStdDecl(callee) &&
+      (callee->getReturnType()->isEnumeralType() ||
+       (callee->getName().starts_with("MPI_") && callee->getReturnType()->isIntegerType()))) {
+    Value status;
+    status.uniform = true;
+    return status;
+  }
   if (callee && !runtime)
     for (unsigned i = 0; i < args.size() && i < callee->getNumParams(); ++i) {
       QualType type = callee->getParamDecl(i)->getType();
@@ -309,7 +400,9 @@ void FlowAnalysis::Walker::emitCollective(const Expr *call, std::string name,
 }
 
 // Follows a value through the parameters of the wrappers it came in by: the call the user sees.
-const Expr *FlowAnalysis::Walker::reportSite(const Expr *at, uint32_t mask,
+// `mask` becomes the parameters of the function holding the returned call that the value comes
+// from.
+const Expr *FlowAnalysis::Walker::reportSite(const Expr *at, uint32_t &mask,
                                              std::vector<WrapperStep> &steps, unsigned &depth) {
   const Frame *f = frame_;
   while (f->caller && mask) {
@@ -337,6 +430,8 @@ void FlowAnalysis::Walker::sumThenDivide(const PendingSum &pending, const Expr *
   event.opName = pending.opName;
   event.divisionSite = division;
   event.steps = pending.steps;
+  event.reportDepth = pending.reportDepth;
+  event.reportMask = pending.reportMask;
   event.input.powers = pending.contribution;
   event.input.meanFormed = pending.meanFormed;
   event.input.normalized = pending.normalized;
@@ -381,7 +476,9 @@ Value FlowAnalysis::Walker::reducerCall(const ReducerSpec &spec, const FunctionD
   const Expr *sendExpr = arg(spec.send), *recvExpr = arg(spec.recv);
   bool inPlace = !recvExpr || isInPlace(sendExpr);
   const Expr *dataExpr = inPlace && recvExpr ? recvExpr : sendExpr;
-  const Expr *outExpr = recvExpr ? recvExpr : sendExpr;
+  // A wrapper that returns the result (`float mean = sync_mean(x)`) writes no argument.
+  const bool returnsResult = spec.recv == kReturned;
+  const Expr *outExpr = returnsResult ? nullptr : recvExpr ? recvExpr : sendExpr;
   Value input = dataExpr ? values[dataExpr == sendExpr ? spec.send : spec.recv] : Value{};
 
   if (spec.kind == CollectiveKind::Barrier)
@@ -416,6 +513,8 @@ Value FlowAnalysis::Walker::reducerCall(const ReducerSpec &spec, const FunctionD
     out.rankDerived = out.countDerived = false;
     out.pendingSum.reset();
     out.paramMask = 0;
+    if (returnsResult)
+      return out;
     writeAll(pointeeLocations(outExpr), out, false);
     return Value::uniformConstant(0);
   }
@@ -446,7 +545,9 @@ Value FlowAnalysis::Walker::reducerCall(const ReducerSpec &spec, const FunctionD
       contribution.commSize < 0 &&
       (spec.kind == CollectiveKind::AllReduce || spec.kind == CollectiveKind::Reduce);
   std::string op = spec.op >= 0 ? opName(opNamedAt ? opNamedAt : opArgument, opKind)
-                                : (opKind == ReduceOpKind::Avg ? "its averaging op" : "a sum");
+                   : !spec.how.empty()
+                       ? spec.how
+                       : (opKind == ReduceOpKind::Avg ? "its averaging op" : "a sum");
 
   if ((averaging || dividedFirst) && emitting()) {
     ReductionEvent event;
@@ -458,8 +559,8 @@ Value FlowAnalysis::Walker::reducerCall(const ReducerSpec &spec, const FunctionD
     event.reducerCall = call;
     event.reducerName = name;
     event.opName = op;
-    unsigned depth = 0;
-    event.reportAt = reportSite(call, input.paramMask, event.steps, depth);
+    event.reportMask = input.paramMask;
+    event.reportAt = reportSite(call, event.reportMask, event.steps, event.reportDepth);
     event.opArgument = event.steps.empty() ? enumeratorSpelledIn(opNamedAt, call) : nullptr;
     event.input = input;
     event.effective =
@@ -499,9 +600,12 @@ Value FlowAnalysis::Walker::reducerCall(const ReducerSpec &spec, const FunctionD
     pending->meanFormed = input.meanFormed;
     pending->normalized = input.normalized;
     pending->countReduced = input.countReduced;
-    pending->reportAt = reportSite(call, input.paramMask, pending->steps, pending->reportDepth);
+    pending->reportMask = input.paramMask;
+    pending->reportAt = reportSite(call, pending->reportMask, pending->steps, pending->reportDepth);
     out.pendingSum = std::move(pending);
   }
+  if (returnsResult)
+    return out;
   if (outExpr)
     writeAll(pointeeLocations(outExpr), out, false);
   return Value::uniformConstant(0);
@@ -594,6 +698,11 @@ Value FlowAnalysis::Walker::evalMemberCall(const CXXMemberCallExpr *call) {
   llvm::StringRef name = method->getIdentifier() ? method->getName() : "";
   std::vector<Value> values;
   auto evalValues = [&] { values = evalArgs(args); };
+  // A method of the project defined in another file: its summary, not what its name suggests.
+  if (const FunctionSummary *summary = summaryOf(method)) {
+    evalValues();
+    return summarisedCall(*summary, method, call, args, values);
+  }
 
   auto sizeOf = [&](const Value &container) { return elementCount(container, objectExpr, call); };
   if (isElementCount(method->getDeclName())) {

@@ -105,6 +105,8 @@ bool FlowAnalysis::Walker::endsProcess(const Stmt *s, unsigned depth) {
         return true;
       const FunctionDecl *callee = calleeOf(call);
       const FunctionDecl *definition = nullptr;
+      if (const FunctionSummary *summary = callee ? summaryOf(callee) : nullptr)
+        return summary->endsProcess;
       return callee && callee->hasBody(definition) && definition &&
              functionEndsProcess(definition, depth + 1);
     }

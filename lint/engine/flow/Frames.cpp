@@ -33,6 +33,48 @@ void FlowAnalysis::Walker::analyzeRoot(const FunctionDecl *function) {
   runFrame(frame);
 }
 
+RootEffect FlowAnalysis::Walker::summariseRoot(const FunctionDecl *function,
+                                               bool uniformParameters) {
+  Frame frame;
+  frame.function = function;
+  std::vector<Value> initial;
+  for (unsigned i = 0; i < function->getNumParams() && i < 32; ++i) {
+    // Scalars are the same on every rank (sizes, steps, options); what a pointer, a reference
+    // or a handle reaches is data, which differs (a batch, a mask, a loss).
+    QualType type = function->getParamDecl(i)->getType();
+    bool data = type->isPointerType() || type->isReferenceType() || type->isArrayType() ||
+                isHandleType(type);
+    Value v;
+    v.uniform = uniformParameters && !data;
+    v.paramMask = 1u << i;
+    frame.state.values[keyOf(function->getParamDecl(i))] = v;
+    initial.push_back(v);
+  }
+  runFrame(frame);
+  RootEffect effect;
+  effect.returned = frame.returned;
+  effect.neverReturns = !frame.returnState && !frame.state.reachable;
+  State final = frame.state;
+  if (frame.returnState)
+    final = joinStates(*frame.returnState, final);
+  for (unsigned i = 0; i < initial.size(); ++i) {
+    auto it = final.values.find(keyOf(function->getParamDecl(i)));
+    if (it != final.values.end() && !it->second.sameFacts(initial[i]))
+      effect.outParams.emplace_back(i, it->second);
+  }
+  return effect;
+}
+
+std::vector<std::pair<const NamedDecl *, QuerySpec::What>>
+FlowAnalysis::Walker::lastingStorage() const {
+  std::vector<std::pair<const NamedDecl *, QuerySpec::What>> out;
+  for (const auto &[decl, origin] : rankStorage_)
+    out.emplace_back(cast<NamedDecl>(decl), QuerySpec::What::Rank);
+  for (const auto &[decl, origin] : sizeStorage_)
+    out.emplace_back(cast<NamedDecl>(decl), QuerySpec::What::Size);
+  return out;
+}
+
 // Fields and variables outside any function that some function of the file fills with the
 // rank (`MPI_Comm_rank(comm_, &rank_)` in a constructor, `g_rank = pg.getRank()` in a setup
 // function). A method walked on its own, or a function that reads the global, does not see
@@ -42,9 +84,12 @@ void FlowAnalysis::Walker::learnRankStorage(llvm::ArrayRef<const FunctionDecl *>
     findRankWrites(fn->getBody());
     if (const auto *ctor = dyn_cast<CXXConstructorDecl>(fn))
       for (const CXXCtorInitializer *init : ctor->inits())
-        if (const FieldDecl *field = init->getMember(); field && init->getInit())
-          if (const CallExpr *query = rankQuery(init->getInit()))
+        if (const FieldDecl *field = init->getMember(); field && init->getInit()) {
+          if (const CallExpr *query = returnedQuery(init->getInit(), QuerySpec::What::Rank))
             rankStorage_.try_emplace(field->getCanonicalDecl(), Origin{query, field});
+          if (const CallExpr *query = returnedQuery(init->getInit(), QuerySpec::What::Size))
+            sizeStorage_.try_emplace(field->getCanonicalDecl(), Origin{query, field});
+        }
   }
 }
 
@@ -237,17 +282,22 @@ Value FlowAnalysis::Walker::forCaller(Value v, const Frame &callee) {
     moved->steps.insert(moved->steps.begin(), {callee.function, callee.callSite});
     moved->reportAt = callee.callSite;
     moved->reportDepth = frame_->depth;
+    uint32_t callerMask = 0;
+    for (unsigned i = 0; i < callee.argParamMasks.size() && i < 32; ++i)
+      if (moved->reportMask & (1u << i))
+        callerMask |= callee.argParamMasks[i];
+    moved->reportMask = callerMask;
     v.pendingSum = std::move(moved);
   }
   return v;
 }
 
-// `e` itself, stripped, when it is a call of a rank query that returns the rank.
-const CallExpr *FlowAnalysis::Walker::rankQuery(const Expr *e) const {
+// `e` itself, stripped, when it is a call of a query that returns the rank or the size.
+const CallExpr *FlowAnalysis::Walker::returnedQuery(const Expr *e, QuerySpec::What what) const {
   const auto *call = dyn_cast_or_null<CallExpr>(strip(e));
   const FunctionDecl *callee = call ? calleeOf(call) : nullptr;
   const QuerySpec *query = callee ? table_.lookup(callee).query : nullptr;
-  return query && query->what == QuerySpec::What::Rank && query->out < 0 ? call : nullptr;
+  return query && query->what == what && query->out < 0 ? call : nullptr;
 }
 
 // The field, or the variable outside functions, that the lvalue `e` names; null otherwise.
@@ -270,6 +320,7 @@ void FlowAnalysis::Walker::findRankWrites(const Stmt *s) {
     findRankWrites(child);
   const NamedDecl *storage = nullptr;
   const Expr *at = nullptr;
+  QuerySpec::What what = QuerySpec::What::Rank;
   if (const auto *call = dyn_cast<CallExpr>(s)) {
     const FunctionDecl *callee = calleeOf(call);
     // A field or global that a split fills (`MPI_Comm_split(world, local_rank, rank,
@@ -282,21 +333,26 @@ void FlowAnalysis::Walker::findRankWrites(const Stmt *s) {
         if (const NamedDecl *comm = lastingStorage(address->getSubExpr()))
           splitStorage_.insert(comm);
     const QuerySpec *query = callee ? table_.lookup(callee).query : nullptr;
-    if (query && query->what == QuerySpec::What::Rank && query->out >= 0 &&
-        query->out < static_cast<int>(call->getNumArgs()))
+    if (query && query->out >= 0 && query->out < static_cast<int>(call->getNumArgs()))
       if (const auto *address =
               dyn_cast<UnaryOperator>(call->getArg(query->out)->IgnoreParenImpCasts());
           address && address->getOpcode() == UO_AddrOf) {
         storage = lastingStorage(address->getSubExpr());
         at = call;
+        what = query->what;
       }
   } else if (const auto *assign = dyn_cast<BinaryOperator>(s);
              assign && assign->getOpcode() == BO_Assign) {
-    at = rankQuery(assign->getRHS());
+    at = returnedQuery(assign->getRHS(), QuerySpec::What::Rank);
+    if (!at) {
+      at = returnedQuery(assign->getRHS(), QuerySpec::What::Size);
+      what = QuerySpec::What::Size;
+    }
     storage = at ? lastingStorage(assign->getLHS()) : nullptr;
   }
   if (storage)
-    rankStorage_.try_emplace(storage, Origin{at, storage});
+    (what == QuerySpec::What::Rank ? rankStorage_ : sizeStorage_)
+        .try_emplace(storage, Origin{at, storage});
 }
 
 // Variables that a function sends as the integer data of a reduction are local counts.

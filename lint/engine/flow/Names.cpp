@@ -114,6 +114,10 @@ Value FlowAnalysis::Walker::defaultFor(LocKey key) {
   if (key.second) {
     const auto *field = static_cast<const FieldDecl *>(key.second);
     Value whole = key.first == kThis ? Value{} : readLocation({key.first, nullptr});
+    // A struct assigned whole from one built field by field (`cfg = config_init(rank, size)`):
+    // each field holds its own value, not the join of all of them.
+    if (const Value *own = whole.fields ? whole.fields->find(field->getCanonicalDecl()) : nullptr)
+      return *own;
     whole.op = ReduceOpKind::None;
     whole.lambda = nullptr;
     return withRankStorage(withNamedFacts(whole, field, field->getType()), field);
@@ -162,15 +166,33 @@ Value FlowAnalysis::Walker::defaultFor(LocKey key) {
 Value FlowAnalysis::Walker::withRankStorage(Value v, const Decl *storage) const {
   if (splitStorage_.contains(storage->getCanonicalDecl()))
     v.subCommunicator = true;
-  auto it = rankStorage_.find(storage->getCanonicalDecl());
-  // What the flow shows replaces what a name suggests (a field named `local_rank`).
-  if (it == rankStorage_.end() || (v.rankDerived && !v.guessed))
+  // What the flow shows replaces what a name suggests (a field named `local_rank`), here or in
+  // another translation unit of the project.
+  const Decl *canonical = storage->getCanonicalDecl();
+  std::optional<QuerySpec::What> held;
+  Origin origin{nullptr, dyn_cast<NamedDecl>(canonical)};
+  if (auto it = rankStorage_.find(canonical); it != rankStorage_.end()) {
+    held = QuerySpec::What::Rank;
+    origin = it->second;
+  } else if (auto size = sizeStorage_.find(canonical); size != sizeStorage_.end()) {
+    held = QuerySpec::What::Size;
+  } else if (config_.project) {
+    held = config_.project->storageOf(dyn_cast<NamedDecl>(canonical));
+  }
+  if (!held || (v.rankDerived && !v.guessed))
     return v;
+  if (*held == QuerySpec::What::Size) {
+    Value size;
+    size.uniform = size.exactSize = size.nonZero = true;
+    size.powers.commSize = 1;
+    size.subCommunicator = v.subCommunicator;
+    return size;
+  }
   v.guessed = false;
   v.uniform = false;
   v.rankDerived = true;
   v.exactRank = true;
-  v.rankSource = it->second;
+  v.rankSource = origin;
   return v;
 }
 

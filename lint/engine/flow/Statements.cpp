@@ -199,8 +199,11 @@ void FlowAnalysis::Walker::execVarDecl(const VarDecl *var) {
     return;
   Value v = init ? eval(init) : Value{};
   v = withNamedFacts(v, var, var->getType());
-  v.fields = fieldsFor(fieldwiseRecord(var->getType()), std::move(v.fields));
+  // A pointer to a record (`const Config *config = &run_config`) stands for the record it
+  // points to, field by field as that record.
   QualType type = var->getType();
+  v.fields = fieldsFor(
+      fieldwiseRecord(type->isPointerType() ? type->getPointeeType() : type), std::move(v.fields));
   if (init && isHandleType(type)) {
     Locations targets = type->isReferenceType() ? lvalueLocations(init) : pointeeLocations(init);
     setAliases(keyOf(var).first, std::move(targets));

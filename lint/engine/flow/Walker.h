@@ -6,6 +6,7 @@
 
 #include "engine/Callee.h"
 #include "engine/FlowAnalysis.h"
+#include "engine/Summary.h"
 #include "engine/flow/Helpers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -122,6 +123,8 @@ public:
   Walker(ASTContext &context, const LintConfig &config, const ReducerTable &table,
          CollectiveSignatures &signatures, FlowListener &listener);
   void analyzeRoot(const FunctionDecl *function);
+  RootEffect summariseRoot(const FunctionDecl *function, bool uniformParameters);
+  std::vector<std::pair<const NamedDecl *, QuerySpec::What>> lastingStorage() const;
   void learnRankStorage(llvm::ArrayRef<const FunctionDecl *> functions);
   bool analyzed(const FunctionDecl *function) const;
   void markAnalyzed(const FunctionDecl *function);
@@ -141,7 +144,7 @@ private:
                    Frame *lexicalParent = nullptr);
   void leaveWithCallee(const Frame &callee, const Expr *call);
   Value forCaller(Value v, const Frame &callee);
-  const CallExpr *rankQuery(const Expr *e) const;
+  const CallExpr *returnedQuery(const Expr *e, QuerySpec::What what) const;
   static const NamedDecl *lastingStorage(const Expr *e);
   void findRankWrites(const Stmt *s);
   void collectCountEvidence(const Stmt *s);
@@ -288,6 +291,11 @@ private:
                                      const std::vector<Value> &values);
   Value unknownCall(const FunctionDecl *callee, llvm::ArrayRef<const Expr *> args,
                     const std::vector<Value> &values);
+  const FunctionSummary *summaryOf(const FunctionDecl *callee) const;
+  Value summarisedCall(const FunctionSummary &summary, const FunctionDecl *callee,
+                       const CallExpr *call, llvm::ArrayRef<const Expr *> args,
+                       const std::vector<Value> &values);
+  Value fromSummary(const ValueFacts &facts, const std::vector<Value> &values, const Expr *call);
   const NamedDecl *keyDecl(LocKey k);
   Locations pointeeOrLvalue(const Expr *arg, QualType paramType);
   Value queryCall(const QuerySpec &spec, const CallExpr *call, llvm::ArrayRef<const Expr *> args);
@@ -295,7 +303,7 @@ private:
                       llvm::ArrayRef<const Expr *> args, const std::vector<Value> &values);
   std::vector<ControlDependence> activeControls() const;
   void emitCollective(const Expr *call, std::string name, bool onSubCommunicator);
-  const Expr *reportSite(const Expr *at, uint32_t mask, std::vector<WrapperStep> &steps,
+  const Expr *reportSite(const Expr *at, uint32_t &mask, std::vector<WrapperStep> &steps,
                          unsigned &depth);
   void sumThenDivide(const PendingSum &pending, const Expr *division);
   std::string opName(const Expr *opArg, ReduceOpKind kind);
@@ -329,6 +337,7 @@ private:
   // Fields and variables outside functions that a function of the file fills with the rank, and
   // where (learnRankStorage).
   llvm::DenseMap<const Decl *, Origin> rankStorage_;
+  llvm::DenseMap<const Decl *, Origin> sizeStorage_; // ... with the communicator size
   llvm::DenseSet<const Decl *> splitStorage_; // ... and that a split fills with a communicator
   llvm::DenseSet<const FunctionDecl *> walked_;
   llvm::DenseSet<const FunctionDecl *> walkedPatterns_; // templates of the instantiations walked

@@ -742,3 +742,33 @@ void tp_leaders_only_on_the_node_communicator(Topology &t, double *x) {
   if (t.local_rank == 0)
     MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_SUM, t.node); // expect: collective-not-reached-by-all-ranks
 }
+
+// The status of a runtime call says whether it failed, not what the rank is, even when the rank is
+// one of its arguments: checked and returned up to main (nccl-tests' NCCLCHECK), it is error
+// handling, which fails the run, not a rank that silently skips what follows.
+#define STATUS_CHECK(cmd)                                                                          \
+  do {                                                                                             \
+    ncclResult_t status = cmd;                                                                     \
+    if (status != ncclSuccess)                                                                     \
+      return status;                                                                               \
+  } while (0)
+
+ncclResult_t tn_status_of_a_call_given_the_rank(ncclComm_t *comm, int nranks, ncclUniqueId id,
+                                                float *grad, cudaStream_t stream) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  STATUS_CHECK(ncclCommInitRank(comm, nranks, id, rank));
+  if (cudaSetDevice(rank % 8) != cudaSuccess)
+    return ncclUnhandledCudaError;
+  STATUS_CHECK(ncclAllReduce(grad, grad, 1, ncclFloat, ncclSum, *comm, stream));
+  return ncclSuccess;
+}
+
+// What a runtime call computes from the rank is still the rank's.
+void tp_data_from_the_rank_still_varies(float *grad, ncclComm_t comm, cudaStream_t stream) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int device = abs(rank - 1);
+  if (device == 0)
+    ncclAllReduce(grad, grad, 1, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
+}

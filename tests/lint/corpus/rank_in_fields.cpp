@@ -84,3 +84,35 @@ int main(int argc, char **argv) {
   MPI_Finalize();
   return 0;
 }
+
+// A configuration struct built field by field and stored whole in a global (llm.c's
+// multi_gpu_config): its rank field is the rank's, its other fields are not.
+struct RunConfig {
+  int process_rank;
+  int num_processes;
+  int zero_stage;
+};
+
+RunConfig run_config_init(int zero_stage) {
+  RunConfig c;
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.process_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.num_processes);
+  c.zero_stage = zero_stage;
+  return c;
+}
+
+RunConfig run_config;
+
+void tn_stage_field_of_a_config_holding_the_rank(float *grad) {
+  run_config = run_config_init(1);
+  const RunConfig *config = &run_config;
+  if (config->zero_stage == 1)
+    MPI_Allreduce(MPI_IN_PLACE, grad, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+void tp_rank_field_of_the_same_config(float *grad) {
+  run_config = run_config_init(1);
+  const RunConfig *config = &run_config;
+  if (config->process_rank == 0)
+    MPI_Allreduce(MPI_IN_PLACE, grad, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); // expect: collective-not-reached-by-all-ranks
+}

@@ -77,7 +77,8 @@ TEST(Config, WrappersReducersAndDisabledRules) {
   std::string error;
   ASSERT_TRUE(parseConfig(R"({
       "disabled-rules": ["collcheck-double-normalization"],
-      "wrappers": [{"name": "allreduce_mean", "buffer": 1}],
+      "wrappers": [{"name": "allreduce_mean", "buffer": 1},
+                   {"name": "sync_mean", "buffer": 0, "result": "return"}],
       "reducers": [{"name": "MPI_Allreduce", "kind": "all-reduce", "send": 0, "recv": 1,
                     "op-arg": 4}],
       "rank-functions": ["my::rank", {"name": "get_rank", "out": 0}],
@@ -91,6 +92,9 @@ TEST(Config, WrappersReducersAndDisabledRules) {
   ASSERT_NE(wrapper, nullptr);
   EXPECT_EQ(wrapper->send, 1);
   EXPECT_EQ(wrapper->fixedOp, ReduceOpKind::Avg);
+  EXPECT_EQ(wrapper->recv, -1); // in place
+  ASSERT_NE(reducer(config, "sync_mean"), nullptr);
+  EXPECT_EQ(reducer(config, "sync_mean")->recv, kReturned);
   EXPECT_EQ(std::count_if(config.reducers.begin(), config.reducers.end(),
                           [](const ReducerSpec &r) { return r.name == "MPI_Allreduce"; }),
             1);
@@ -116,6 +120,7 @@ TEST(Config, ErrorsNameTheProblem) {
       {R"({"reducers": [{"name": "f", "kind": "all-reduce"}]})", "needs \"op\""},
       {R"({"reducers": [{"name": "f", "op": "avg", "send": "zero"}]})", "reducers[0].send"},
       {R"({"wrappers": [{"name": "f", "op": "median"}]})", "wrappers[0].op"},
+      {R"({"wrappers": [{"name": "f", "result": "returned"}]})", "wrappers[0].result"},
       {R"({"count-names": ["("]})", "not a valid regular expression"},
   };
   for (const Case &c : cases) {

@@ -1,0 +1,112 @@
+// Whole-project summaries: what each function of a translation unit does, as far as the checks of
+// its callers in other translation units care. With a compilation database, collcheck-lint first
+// summarises every translation unit of the project (tool/ProjectSummaries.h caches them by file
+// content), then checks each file with the summaries of the functions it calls but cannot see:
+//
+// - a wrapper that forwards a parameter to an averaging reducer (an AVG op, or a SUM then a
+//   division by the communicator size) or to a SUM reducer becomes a reducer of the table, as a
+//   `wrappers` entry of the config would (its result in place or returned);
+// - a function that returns the rank or the communicator size becomes a rank or size query;
+// - fields and globals that some function fills with the rank or the size are known as such
+//   where another file reads them;
+// - what a function returns (a local mean, a count of this rank's items, the rank, a value the
+//   same on every rank) is known at its calls, and so is the collective it always issues.
+//
+// Summaries are computed with the parameters unknown: what a call's arguments bring is added at
+// the call, by the parameters the result derives from.
+#pragma once
+
+#include "engine/Value.h"
+#include "support/Config.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class FunctionDecl;
+class NamedDecl;
+} // namespace clang
+
+namespace collcheck::lint {
+
+// The facts of a Value that outlive a translation unit (no AST pointers).
+struct ValueFacts {
+  bool uniform = false, reduced = false, rankDerived = false, countDerived = false;
+  bool nonZero = false, mask = false, exactRank = false, exactSize = false, guessed = false;
+  bool meanFormed = false; // a local mean was formed inside
+  CountPowers powers;
+  uint32_t paramMask = 0; // the parameters the value derives from
+
+  static ValueFacts of(const Value &v);
+  bool operator==(const ValueFacts &) const = default;
+};
+
+struct FunctionSummary {
+  std::string usr;  // Clang's unified symbol resolution: the key across translation units
+  std::string name; // qualified: "LightGBM::Network::GlobalSyncUpByMean"
+  unsigned params = 0;
+  std::string file; // where it is defined, for messages
+  unsigned line = 0;
+  // A wrapper of a reducer: the parameter it forwards, the op the pair amounts to (Avg or Sum),
+  // and where its result lands (ReducerSpec::recv: -1 in place, kReturned).
+  int reducedParam = -1;
+  ReduceOpKind reducedOp = ReduceOpKind::None;
+  int resultAt = -1;
+  std::string reducedBy; // "MPI_Allreduce with MPI_SUM, then a division by the communicator size"
+  // A rank or size query by return value.
+  std::optional<QuerySpec::What> query;
+  std::optional<ValueFacts> returns;
+  std::vector<std::pair<unsigned, ValueFacts>> writes; // out parameters it fills
+  std::vector<std::string> collectives; // the collectives every path issues, in order
+  bool endsProcess = false;             // no path returns (exit, abort, a throw nothing catches)
+  std::vector<std::string> overrides;   // qualified names of the virtual methods it overrides
+};
+
+// A field or a variable outside functions that some function fills with the rank or the size.
+struct StorageFact {
+  std::string name; // qualified
+  QuerySpec::What what = QuerySpec::What::Rank;
+  bool operator==(const StorageFact &) const = default;
+};
+
+struct FileSummary {
+  std::vector<FunctionSummary> functions;
+  std::vector<StorageFact> storage;
+};
+
+nlohmann::json toJson(const FileSummary &summary);
+// False on a document of another shape (a cache entry of an older format).
+bool fromJson(const nlohmann::json &json, FileSummary &summary);
+
+// The summaries of every translation unit of a project.
+class ProjectSummaries {
+public:
+  void add(const FileSummary &file);
+  size_t functionCount() const { return byUsr_.size(); }
+
+  // The summary of a function this translation unit declares but does not define; for a virtual
+  // method without one, what its overrides in the project do, joined (any of them may run).
+  const FunctionSummary *find(const clang::FunctionDecl *function) const;
+  std::optional<QuerySpec::What> storageOf(const clang::NamedDecl *decl) const;
+
+  // The wrappers and queries the summaries show, added to the config's tables (entries the
+  // config already names are kept as written).
+  void extend(LintConfig &config) const;
+
+private:
+  std::map<std::string, FunctionSummary> byUsr_;
+  std::map<std::string, std::vector<const FunctionSummary *>> overridersOf_;
+  mutable std::map<std::string, FunctionSummary> dispatched_; // joined overriders, by base
+
+  std::map<std::string, QuerySpec::What> storage_;
+};
+
+// The key a function is summarised under.
+std::string usrOf(const clang::FunctionDecl *function);
+std::string qualifiedName(const clang::NamedDecl *decl);
+
+} // namespace collcheck::lint

@@ -1,0 +1,30 @@
+// A small project whose reducers, size query and local mean live in other files than the
+// training step that misuses them (train.cpp). Each function below is defined once, in sync.cpp
+// or loss.cpp; train.cpp sees only these declarations.
+#pragma once
+#include <mpi.h>
+
+// The average over the ranks: a sum, then a division by the communicator size.
+float sync_mean(float value, MPI_Comm comm);
+// The same, in place, element by element.
+void average_in_place(float *values, int n, MPI_Comm comm);
+// The sum over the ranks, undivided.
+float global_sum(float value, MPI_Comm comm);
+int world_size(MPI_Comm comm);
+int world_rank(MPI_Comm comm);
+// Synchronises every rank.
+void sync_all(MPI_Comm comm);
+// Prints the message and ends the process.
+void fatal(const char *message);
+
+class Loss {
+public:
+  virtual ~Loss() = default;
+  // The loss of this rank's valid items.
+  virtual float compute(const float *loss, const bool *valid, int n) const = 0;
+};
+
+class MaskedLoss : public Loss {
+public:
+  float compute(const float *loss, const bool *valid, int n) const override;
+};

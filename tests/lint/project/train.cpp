@@ -1,0 +1,50 @@
+// The training step: each marked line misuses a function of sync.cpp or loss.cpp, which only a
+// whole-project run can see (collcheck-lint -p BUILD); the unmarked ones are correct.
+#include "sync.h"
+
+float step_mean(const float *loss, const bool *valid, int n, MPI_Comm comm) {
+  float sum = 0;
+  int valid_items = 0;
+  for (int i = 0; i < n; ++i)
+    if (valid[i]) {
+      sum += loss[i];
+      ++valid_items;
+    }
+  float local = sum / valid_items;
+  return sync_mean(local, comm); // expect: uncompensated-mean
+}
+
+float through_override(const Loss &objective, const float *loss, const bool *valid, int n,
+                       MPI_Comm comm) {
+  float local = objective.compute(loss, valid, n);
+  average_in_place(&local, 1, comm); // expect: uncompensated-mean
+  return local;
+}
+
+float sum_then_size(const float *loss, const bool *valid, int n, MPI_Comm comm) {
+  MaskedLoss masked;
+  float local = masked.compute(loss, valid, n);
+  return global_sum(local, comm) / world_size(comm); // expect: uncompensated-mean
+}
+
+float weighted(const float *loss, const bool *valid, int n, MPI_Comm comm) {
+  float sum = 0, count = 0;
+  for (int i = 0; i < n; ++i)
+    if (valid[i]) {
+      sum += loss[i];
+      count += 1;
+    }
+  float total = global_sum(count, comm);
+  return total > 0 ? global_sum(sum, comm) / total : 0;
+}
+
+void rank_zero_syncs(MPI_Comm comm) {
+  if (world_rank(comm) == 0)
+    sync_all(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+void bad_input_ends_the_process(int n, MPI_Comm comm) {
+  if (world_rank(comm) == 0 && n < 0)
+    fatal("negative size");
+  sync_all(comm);
+}

@@ -420,8 +420,12 @@ FileSummary summariseTranslationUnit(clang::ASTContext &context, const LintConfi
       continue;
     summary.functions.push_back(summarise(fn, effect, own, reductions, signatures, sm));
   }
-  for (const auto &[decl, what] : flow.lastingStorage())
-    summary.storage.push_back({qualifiedName(decl), what});
+  for (const auto &[decl, what] : flow.lastingStorage()) {
+    // A field of an unnamed struct has no name another translation unit could share with it.
+    std::string name = qualifiedName(decl);
+    if (name.find("(anonymous") == std::string::npos && name.find("(unnamed") == std::string::npos)
+      summary.storage.push_back({std::move(name), what});
+  }
   std::sort(summary.storage.begin(), summary.storage.end(),
             [](const StorageFact &a, const StorageFact &b) { return a.name < b.name; });
   return summary;

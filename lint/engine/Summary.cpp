@@ -207,7 +207,11 @@ const FunctionSummary *ProjectSummaries::find(const clang::FunctionDecl *functio
   // A call through a base class whose method is pure or defined elsewhere: any override of the
   // project may run, so the call does what they all do and may return what any returns.
   const auto *method = llvm::dyn_cast<clang::CXXMethodDecl>(function);
-  if (!method || !method->isVirtual())
+  return method ? dispatched(method) : nullptr;
+}
+
+const FunctionSummary *ProjectSummaries::dispatched(const clang::CXXMethodDecl *method) const {
+  if (!method->isVirtual())
     return nullptr;
   std::string name = qualifiedName(method);
   auto overriders = overridersOf_.find(name);

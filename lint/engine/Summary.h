@@ -92,6 +92,9 @@ public:
   // method without one, what its overrides in the project do, joined (any of them may run).
   const FunctionSummary *find(const clang::FunctionDecl *function) const;
   std::optional<QuerySpec::What> storageOf(const clang::NamedDecl *decl) const;
+  // A call of virtual `method` through a pointer or reference: what the project's overrides do,
+  // joined; null when the project overrides it nowhere.
+  const FunctionSummary *dispatched(const clang::CXXMethodDecl *method) const;
 
   // The wrappers and queries the summaries show, added to the config's tables (entries the
   // config already names are kept as written).

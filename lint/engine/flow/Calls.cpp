@@ -5,6 +5,8 @@
 #include "engine/LibraryModels.h"
 #include "engine/flow/Walker.h"
 
+#include "clang/AST/Attr.h"
+
 namespace collcheck::lint {
 
 std::vector<Value> FlowAnalysis::Walker::evalArgs(llvm::ArrayRef<const Expr *> args) {
@@ -699,7 +701,18 @@ Value FlowAnalysis::Walker::evalMemberCall(const CXXMemberCallExpr *call) {
   std::vector<Value> values;
   auto evalValues = [&] { values = evalArgs(args); };
   // A method of the project defined in another file: its summary, not what its name suggests.
-  if (const FunctionSummary *summary = summaryOf(method)) {
+  // A virtual one called through a pointer or reference may run any override the project has,
+  // whatever the base class's own body does.
+  const FunctionSummary *summary = summaryOf(method);
+  if (!summary && config_.project && method->isVirtual() && !method->hasAttr<FinalAttr>())
+    if (const auto *named = dyn_cast<MemberExpr>(call->getCallee()->IgnoreParens());
+        named && !named->hasQualifier()) {
+      const auto *ref = dyn_cast<DeclRefExpr>(named->getBase()->IgnoreParenImpCasts());
+      bool throughReference = ref && ref->getDecl()->getType()->isReferenceType();
+      if (named->isArrow() || throughReference)
+        summary = config_.project->dispatched(method);
+    }
+  if (summary) {
     evalValues();
     return summarisedCall(*summary, method, call, args, values);
   }

@@ -1,5 +1,10 @@
 #include "sync.h"
 
+float MaskedMean::of(const float *loss, const bool *valid, int n) const {
+  MaskedLoss masked;
+  return masked.compute(loss, valid, n);
+}
+
 float MaskedLoss::compute(const float *loss, const bool *valid, int n) const {
   float sum = 0;
   int count = 0;

@@ -24,6 +24,18 @@ public:
   virtual float compute(const float *loss, const bool *valid, int n) const = 0;
 };
 
+// A metric with a default body, which a subclass of another file replaces.
+class Metric {
+public:
+  virtual ~Metric() = default;
+  virtual float of(const float *loss, const bool *valid, int n) const { return 0; }
+};
+
+class MaskedMean : public Metric {
+public:
+  float of(const float *loss, const bool *valid, int n) const override;
+};
+
 class MaskedLoss : public Loss {
 public:
   float compute(const float *loss, const bool *valid, int n) const override;

@@ -21,6 +21,12 @@ float through_override(const Loss &objective, const float *loss, const bool *val
   return local;
 }
 
+float through_a_base_with_a_body(const Metric &metric, const float *loss, const bool *valid, int n,
+                                 MPI_Comm comm) {
+  float local = metric.of(loss, valid, n);
+  return sync_mean(local, comm); // expect: uncompensated-mean
+}
+
 float sum_then_size(const float *loss, const bool *valid, int n, MPI_Comm comm) {
   MaskedLoss masked;
   float local = masked.compute(loss, valid, n);

@@ -634,17 +634,31 @@ void FlowAnalysis::Walker::commCreation(const FunctionDecl *callee,
                                         llvm::ArrayRef<const Expr *> args,
                                         const std::vector<Value> &values) {
   llvm::StringRef name = callee->getName();
+  // The handle names a new communicator: not the one it was assigned before (`comm =
+  // MPI_COMM_WORLD`), which the split leaves as it was.
+  auto create = [&](const Expr *out, const Value &comm) {
+    const auto *address = dyn_cast<UnaryOperator>(out->IgnoreParenImpCasts());
+    const auto *ref = address && address->getOpcode() == UO_AddrOf
+                          ? dyn_cast<DeclRefExpr>(address->getSubExpr()->IgnoreParenImpCasts())
+                          : nullptr;
+    if (const auto *var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr) {
+      setAliases(keyOf(var).first, {});
+      write(keyOf(var), comm, false);
+      return;
+    }
+    writeAll(pointeeLocations(out), comm, false);
+  };
   if ((name == "MPI_Comm_split" || name == "ncclCommSplit") && args.size() > 3) {
     Value comm = Value::uniformConstant(0);
     comm.constant.reset();
     comm.subCommunicator = !values[1].uniform;
-    writeAll(pointeeLocations(args[3]), comm, false);
+    create(args[3], comm);
   } else if (name == "MPI_Comm_create" && args.size() > 2) {
     Value comm;
     comm.subCommunicator = true;
-    writeAll(pointeeLocations(args[2]), comm, false);
+    create(args[2], comm);
   } else if (name == "MPI_Comm_dup" && args.size() > 1) {
-    writeAll(pointeeLocations(args[1]), values[0], false);
+    create(args[1], values[0]);
   }
 }
 

@@ -772,3 +772,21 @@ void tp_data_from_the_rank_still_varies(float *grad, ncclComm_t comm, cudaStream
   if (device == 0)
     ncclAllReduce(grad, grad, 1, ncclFloat, ncclSum, comm, stream); // expect: collective-not-reached-by-all-ranks
 }
+
+// A communicator variable first set to MPI_COMM_WORLD, then split by a colour the guard repeats
+// (MPICH's coll4 test): the split makes a new communicator; the world is left as it was.
+void tn_split_after_assigning_the_world(int *row) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int participants = size;
+  if (size > 4) {
+    participants = 4;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 4, rank, &comm);
+  } else {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  }
+  if (rank < participants)
+    MPI_Bcast(row, 4, MPI_INT, 0, comm);
+}

@@ -187,6 +187,7 @@ bool fromJson(const Json &json, FileSummary &summary) {
 }
 
 void ProjectSummaries::add(const FileSummary &file) {
+  dispatched_.clear(); // the joins may gain an override
   for (const FunctionSummary &f : file.functions) {
     // A function defined in several translation units (an inline one in a header, or the same
     // source in two targets) has one summary: the first.

@@ -71,8 +71,8 @@ bool Value::sameFacts(const Value &o) const {
   return uniform == o.uniform && reduced == o.reduced && rankDerived == o.rankDerived &&
          rootOnly == o.rootOnly && countDerived == o.countDerived && nonZero == o.nonZero &&
          mask == o.mask && exactRank == o.exactRank && exactSize == o.exactSize &&
-         subCommunicator == o.subCommunicator && guessed == o.guessed && powers == o.powers &&
-         constant == o.constant && op == o.op && opScalar == o.opScalar &&
+         subCommunicator == o.subCommunicator && status == o.status && guessed == o.guessed &&
+         powers == o.powers && constant == o.constant && op == o.op && opScalar == o.opScalar &&
          (pendingSum == nullptr) == (o.pendingSum == nullptr) && paramMask == o.paramMask &&
          lambda == o.lambda;
 }
@@ -95,6 +95,7 @@ Value join(const Value &a, const Value &b) {
   r.exactRank = a.exactRank && b.exactRank;
   r.exactSize = a.exactSize && b.exactSize;
   r.subCommunicator = a.subCommunicator || b.subCommunicator;
+  r.status = a.status || b.status;
   r.powers = {joinPower(a.powers.local, b.powers.local),
               joinPower(a.powers.reduced, b.powers.reduced),
               joinPower(a.powers.commSize, b.powers.commSize)};
@@ -118,6 +119,7 @@ Value join(const Value &a, const Value &b) {
 
 Value mix(const Value &a, const Value &b) {
   Value r;
+  r.status = a.status || b.status;
   r.uniform = a.uniform && b.uniform;
   r.rankDerived = a.rankDerived || b.rankDerived;
   r.rootOnly = a.rootOnly || b.rootOnly;

@@ -82,6 +82,9 @@ struct Value {
   bool exactRank = false;       // exactly the rank, so `rank < size` holds on every rank
   bool exactSize = false;       // exactly the communicator size
   bool subCommunicator = false; // a communicator split by a rank-dependent colour
+  // The status a runtime call returned (ncclResult_t, cudaError_t, MPI's int), or a test of it:
+  // a branch on it is error handling.
+  bool status = false;
   // Its rank or count dependence rests on names only (a parameter named `rank` or `num_tokens`, the
   // size of a container named `batch`), not on data flow: no participation finding rests on it.
   bool guessed = false;

@@ -3,6 +3,7 @@
 #include "catalogue.h"
 #include "engine/Analysis.h"
 #include "support/Suppressions.h"
+#include "tool/ProjectSummaries.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -113,6 +114,10 @@ public:
     }
 
     results_.analyzedFiles.insert(mainPath);
+    if (!options_.summariseFile.empty() && mainPath == options_.summariseFile &&
+        options_.summarised)
+      options_.summarised(filesRead(sm),
+                          summariseTranslationUnit(context, *options_.summaryConfig));
     std::vector<NotAnalysed> failed;
     std::vector<Finding> findings = analyzeTranslationUnit(context, *options_.config, &failed);
     Suppressions suppressions(sm.getBufferData(sm.getMainFileID()));

@@ -3,6 +3,7 @@
 // clang-style diagnostics and keep the findings for SARIF.
 #pragma once
 
+#include "engine/Summary.h"
 #include "support/ChangedLines.h"
 #include "support/Config.h"
 #include "support/Report.h"
@@ -11,6 +12,7 @@
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -28,6 +30,11 @@ struct LintOptions {
   // Analyse a file that does not compile as far as it parsed; otherwise its errors are reported
   // and it is not analysed.
   bool allowCompileErrors = false;
+  // The file whose whole-project summary is made from its check's parse (one not in the summary
+  // cache), with the config summaries are made with, and what receives it.
+  std::string summariseFile;
+  const LintConfig *summaryConfig = nullptr;
+  std::function<void(std::vector<std::string> read, const FileSummary &)> summarised;
 };
 
 // Collects Clang's own errors for the file being parsed: they are reported as errors (or, with

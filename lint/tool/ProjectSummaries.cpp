@@ -39,6 +39,8 @@ uint64_t hashText(llvm::StringRef text) {
       llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
 }
 
+} // namespace
+
 // The content hash of a file, once per run (headers are shared by many translation units).
 class FileHashes {
 public:
@@ -58,6 +60,8 @@ private:
   std::map<std::string, std::optional<std::string>> hashes_;
 };
 
+namespace {
+
 // The lint itself: a rebuilt binary summarises differently, whatever its version string says.
 std::string toolIdentity() {
   static const std::string identity = [] {
@@ -75,9 +79,7 @@ public:
 
   void HandleTranslationUnit(clang::ASTContext &context) override {
     summary_ = summariseTranslationUnit(context, config_);
-    const clang::SourceManager &sm = context.getSourceManager();
-    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it)
-      read_.push_back(std::string(it->first.getName()));
+    read_ = filesRead(context.getSourceManager());
   }
 
 private:
@@ -189,33 +191,76 @@ std::string defaultSummaryCache() {
   return std::string(dir);
 }
 
+SummaryCache::SummaryCache(const clang::tooling::CompilationDatabase &database,
+                           const SummaryPassOptions &options)
+    : database_(database), options_(options), hashes_(std::make_unique<FileHashes>()) {
+  enabled_ = !options.cacheDir.empty() && !llvm::sys::fs::create_directories(options.cacheDir);
+}
+
+SummaryCache::~SummaryCache() = default;
+
+std::optional<SummaryCache::Entry> SummaryCache::entryOf(const std::string &file) const {
+  std::vector<clang::tooling::CompileCommand> commands = database_.getCompileCommands(file);
+  if (commands.empty())
+    return std::nullopt;
+  const clang::tooling::CompileCommand &command = commands.front();
+  std::string commandLine = command.Directory;
+  for (const std::string &arg : command.CommandLine)
+    commandLine += '\0' + arg;
+  Entry entry;
+  entry.directory = command.Directory;
+  entry.key = toolIdentity() + "/" + hex(hashText(options_.configKey)) + "/" +
+              hex(hashText(commandLine)) + "/" + file;
+  llvm::SmallString<256> path(options_.cacheDir);
+  llvm::sys::path::append(path, hex(hashText(entry.key)) + ".json");
+  entry.path = std::string(path);
+  return entry;
+}
+
+bool SummaryCache::lookup(const std::string &file, FileSummary &summary) {
+  std::optional<Entry> entry = entryOf(file);
+  return enabled_ && entry && readCached(entry->path, entry->key, *hashes_, summary);
+}
+
+void SummaryCache::store(const std::string &file, std::vector<std::string> read,
+                         const FileSummary &summary) {
+  std::optional<Entry> entry = entryOf(file);
+  if (!enabled_ || !entry || read.empty())
+    return;
+  for (std::string &path : read)
+    if (!llvm::sys::path::is_absolute(path)) {
+      llvm::SmallString<256> absolute(entry->directory);
+      llvm::sys::path::append(absolute, path);
+      llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+      path = std::string(absolute);
+    }
+  writeCached(entry->path, entry->key, read, *hashes_, summary);
+}
+
+std::vector<std::string> filesRead(const clang::SourceManager &sm) {
+  std::vector<std::string> read;
+  for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it)
+    read.push_back(std::string(it->first.getName()));
+  return read;
+}
+
 void summariseProject(const clang::tooling::CompilationDatabase &database,
-                      const std::vector<std::string> &files, const LintConfig &config,
-                      const SummaryPassOptions &options, ProjectSummaries &out,
-                      SummaryPassStats &stats) {
+                      const std::vector<std::string> &files, const std::string &deferred,
+                      const LintConfig &config, const SummaryPassOptions &options,
+                      SummaryCache &cache, ProjectSummaries &out, SummaryPassStats &stats) {
   auto start = std::chrono::steady_clock::now();
-  bool cache = !options.cacheDir.empty() && !llvm::sys::fs::create_directories(options.cacheDir);
-  FileHashes hashes;
   for (const std::string &file : files) {
-    std::vector<clang::tooling::CompileCommand> commands = database.getCompileCommands(file);
-    if (commands.empty())
+    if (database.getCompileCommands(file).empty())
       continue;
     ++stats.files;
-    const clang::tooling::CompileCommand &command = commands.front();
-    std::string commandLine = command.Directory;
-    for (const std::string &arg : command.CommandLine)
-      commandLine += '\0' + arg;
-    std::string key = toolIdentity() + "/" + hex(hashText(options.configKey)) + "/" +
-                      hex(hashText(commandLine)) + "/" + file;
-    llvm::SmallString<256> entryPath(options.cacheDir);
-    llvm::sys::path::append(entryPath, hex(hashText(key)) + ".json");
-
     FileSummary summary;
-    if (cache && readCached(std::string(entryPath), key, hashes, summary)) {
+    if (cache.lookup(file, summary)) {
       ++stats.fromCache;
       out.add(summary);
       continue;
     }
+    if (file == deferred)
+      continue; // summarised by its check, from the same parse
     std::vector<std::string> read;
     clang::tooling::ClangTool tool(
         database, {file}, std::make_shared<clang::PCHContainerOperations>(), makeLintFileSystem());
@@ -230,15 +275,7 @@ void summariseProject(const clang::tooling::CompilationDatabase &database,
     if (errors.getNumErrors() > 0)
       ++stats.notCompiling;
     out.add(summary);
-    for (std::string &path : read)
-      if (!llvm::sys::path::is_absolute(path)) {
-        llvm::SmallString<256> absolute(command.Directory);
-        llvm::sys::path::append(absolute, path);
-        llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
-        path = std::string(absolute);
-      }
-    if (cache && !read.empty())
-      writeCached(std::string(entryPath), key, read, hashes, summary);
+    cache.store(file, std::move(read), summary);
   }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

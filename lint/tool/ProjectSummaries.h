@@ -11,8 +11,14 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+namespace clang {
+class SourceManager;
+}
 
 namespace collcheck::lint {
 
@@ -27,12 +33,43 @@ struct SummaryPassStats {
   double seconds = 0;
 };
 
-// Summarises `files` (source files of `database`) into `out`. Files that do not compile are
-// summarised as far as they parsed; their errors are for the check of the file itself to report.
+// The summaries cached on disk, one entry per translation unit, checked against the content of
+// every file it read.
+class FileHashes;
+class SummaryCache {
+public:
+  SummaryCache(const clang::tooling::CompilationDatabase &database,
+               const SummaryPassOptions &options);
+  ~SummaryCache();
+  // The cached summary of `file`, when every file it read is as it was.
+  bool lookup(const std::string &file, FileSummary &summary);
+  // `read`: the files the parse read (clang's SourceManager), relative to the command's directory
+  // or absolute.
+  void store(const std::string &file, std::vector<std::string> read, const FileSummary &summary);
+
+private:
+  struct Entry {
+    std::string key, path, directory;
+  };
+  std::optional<Entry> entryOf(const std::string &file) const;
+
+  const clang::tooling::CompilationDatabase &database_;
+  const SummaryPassOptions &options_;
+  std::unique_ptr<FileHashes> hashes_;
+  bool enabled_ = false;
+};
+
+// The files a parse read, as Clang named them.
+std::vector<std::string> filesRead(const clang::SourceManager &sm);
+
+// Summarises `files` (source files of `database`) into `out`, from the cache where it can.
+// `deferred`, when not in the cache, is left for its check to summarise from the same parse (a
+// review of one changed file parses it once). Files that do not compile are summarised as far as
+// they parsed; their errors are for the check of the file itself to report.
 void summariseProject(const clang::tooling::CompilationDatabase &database,
-                      const std::vector<std::string> &files, const LintConfig &config,
-                      const SummaryPassOptions &options, ProjectSummaries &out,
-                      SummaryPassStats &stats);
+                      const std::vector<std::string> &files, const std::string &deferred,
+                      const LintConfig &config, const SummaryPassOptions &options,
+                      SummaryCache &cache, ProjectSummaries &out, SummaryPassStats &stats);
 
 // The default cache: $XDG_CACHE_HOME/collcheck-lint, else ~/.cache/collcheck-lint.
 std::string defaultSummaryCache();

@@ -26,6 +26,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -300,6 +301,19 @@ int lintMain(int argc, const char **argv) {
   // First what every function of the project does, so that a call into another file is a call
   // of a known function (a reducer wrapper, a rank query, a local mean's source).
   ProjectSummaries summaries;
+  const LintConfig baseConfig = config;
+  SummaryPassOptions pass;
+  pass.cacheDir = summaryCache.empty()     ? defaultSummaryCache()
+                  : summaryCache == "none" ? std::string()
+                                           : summaryCache.getValue();
+  pass.configKey = configText;
+  pass.adjusters = adjusters;
+  SummaryCache cache(*database, pass);
+  auto useSummaries = [&] {
+    config = baseConfig;
+    summaries.extend(config);
+    config.project = &summaries;
+  };
   if (!noSummaries) {
     std::vector<std::string> project;
     std::set<std::string> seen;
@@ -316,19 +330,34 @@ int lintMain(int argc, const char **argv) {
     // One translation unit alone sees every function it defines: nothing to summarise.
     if (project.size() < 2)
       project.clear();
-    SummaryPassOptions pass;
-    pass.cacheDir = summaryCache.empty()     ? defaultSummaryCache()
-                    : summaryCache == "none" ? std::string()
-                                             : summaryCache.getValue();
-    pass.configKey = configText;
-    pass.adjusters = adjusters;
+    // A file to check whose summary is not in the cache (one just changed) is summarised from
+    // its check's parse: it is checked first, so that the others see its new summary.
+    std::string deferred;
+    for (auto it = runnable.begin(); it != runnable.end() && !project.empty(); ++it) {
+      FileSummary cached;
+      if (!cache.lookup(absolutePath(*it), cached)) {
+        deferred = absolutePath(*it);
+        std::rotate(runnable.begin(), it, std::next(it));
+        break;
+      }
+    }
     SummaryPassStats stats;
-    summariseProject(*database, project, config, pass, summaries, stats);
-    summaries.extend(config);
-    config.project = &summaries;
+    summariseProject(*database, project, deferred, baseConfig, pass, cache, summaries, stats);
+    useSummaries();
+    if (!deferred.empty()) {
+      options.summariseFile = deferred;
+      options.summaryConfig = &baseConfig;
+      options.summarised = [&, deferred](std::vector<std::string> read,
+                                         const FileSummary &summary) {
+        cache.store(deferred, std::move(read), summary);
+        summaries.add(summary);
+        useSummaries();
+      };
+    }
     if (!quiet && stats.files > 1)
       llvm::errs() << "collcheck-lint: summarised " << stats.files << " files (" << stats.fromCache
-                   << " from the cache) in " << llvm::format("%.1f", stats.seconds) << " s\n";
+                   << " from the cache" << (deferred.empty() ? "" : ", 1 with its check") << ") in "
+                   << llvm::format("%.1f", stats.seconds) << " s\n";
   }
 
   for (const std::string &file : runnable) {

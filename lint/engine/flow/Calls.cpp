@@ -103,6 +103,21 @@ Value FlowAnalysis::Walker::callFunction(const FunctionDecl *callee, const CallE
   return unknownCall(callee, args, values);
 }
 
+// A status enum (one with a `...Success` enumerator: ncclResult_t, cudaError_t, a project's
+// testResult_t): a value of it says whether a call failed.
+bool FlowAnalysis::Walker::isStatusType(QualType type) {
+  const auto *enumType = type->getAs<EnumType>();
+  const EnumDecl *decl = enumType ? enumType->getDecl()->getDefinition() : nullptr;
+  if (!decl)
+    return false;
+  auto [it, inserted] = statusEnums_.try_emplace(decl, false);
+  if (inserted)
+    for (const EnumConstantDecl *e : decl->enumerators())
+      if (e->getName().contains("Success") || e->getName().contains("SUCCESS"))
+        it->second = true;
+  return it->second;
+}
+
 // A function defined in another translation unit of the project, as its summary says.
 const FunctionSummary *FlowAnalysis::Walker::summaryOf(const FunctionDecl *callee) const {
   if (!config_.project || callee->hasBody() || sm_.isInSystemHeader(callee->getLocation()))
@@ -301,7 +316,7 @@ Value FlowAnalysis::Walker::unknownCall(const FunctionDecl *callee,
       (callee->getReturnType()->isEnumeralType() ||
        (callee->getName().starts_with("MPI_") && callee->getReturnType()->isIntegerType()))) {
     Value status;
-    status.uniform = true;
+    status.uniform = status.status = true;
     return status;
   }
   if (callee && !runtime)

@@ -78,6 +78,8 @@ Value FlowAnalysis::Walker::eval(const Expr *e) {
     return Value{};
   ++evaluations_;
   Value v = evalInner(e);
+  if (!v.status && hasType(e) && isStatusType(e->getType()))
+    v.status = true;
   // Open MPI spells MPI_SUM as a cast of a global, MPICH as a cast of an integer: the macro
   // name is what both share.
   if (e->getBeginLoc().isMacroID() && v.op == ReduceOpKind::None && hasType(e)) {

@@ -202,8 +202,8 @@ void FlowAnalysis::Walker::execVarDecl(const VarDecl *var) {
   // A pointer to a record (`const Config *config = &run_config`) stands for the record it
   // points to, field by field as that record.
   QualType type = var->getType();
-  v.fields = fieldsFor(
-      fieldwiseRecord(type->isPointerType() ? type->getPointeeType() : type), std::move(v.fields));
+  v.fields = fieldsFor(fieldwiseRecord(type->isPointerType() ? type->getPointeeType() : type),
+                       std::move(v.fields));
   if (init && isHandleType(type)) {
     Locations targets = type->isReferenceType() ? lvalueLocations(init) : pointeeLocations(init);
     setAliases(keyOf(var).first, std::move(targets));
@@ -260,8 +260,11 @@ void FlowAnalysis::Walker::execIf(const IfStmt *branch) {
   if (!thenEnd.reachable && !elseEnd.reachable)
     frame_->state.reachable = false;
 
-  // An exit taken on some ranks only: what follows it is not reached by them.
-  if (jump && !c.uniform && frame_->state.reachable) {
+  // An exit taken on some ranks only: what follows it is not reached by them. A return taken
+  // because a runtime call failed (nccl-tests' NCCLCHECK returns the error up to main, which
+  // ends the process) is error handling, as an exit or a throw would be, not a silent skip.
+  bool errorReturn = c.status && isa_and_nonnull<ReturnStmt>(jump);
+  if (jump && !c.uniform && !errorReturn && frame_->state.reachable) {
     ControlDependence exit = dep;
     exit.kind = ControlDependence::Kind::EarlyExit;
     exit.exit = jump;

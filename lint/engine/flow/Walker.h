@@ -279,6 +279,7 @@ private:
   std::vector<Value> evalArgs(llvm::ArrayRef<const Expr *> args);
   static llvm::SmallVector<const Expr *, 8> argsOf(const CallExpr *call, unsigned skip = 0);
   Value evalCall(const CallExpr *call);
+  bool isStatusType(QualType type);
   Value callLambda(const CXXMethodDecl *op, const Expr *call, llvm::ArrayRef<const Expr *> args,
                    std::vector<Value> values);
   Value callDefinition(const FunctionDecl *definition, std::string name, const Expr *call,
@@ -332,6 +333,7 @@ private:
   uint64_t writeClock_ = 0;
   llvm::DenseMap<const NamedDecl *, Value> named_;
   llvm::DenseMap<const NamedDecl *, bool> localData_;
+  llvm::DenseMap<const EnumDecl *, bool> statusEnums_;
   llvm::DenseSet<const VarDecl *> evaluatingGlobals_;
   std::map<std::pair<const FunctionDecl *, bool>, bool> endsProcess_; // (helper, throw caught)
   // Fields and variables outside functions that a function of the file fills with the rank, and

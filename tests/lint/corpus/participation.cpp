@@ -790,3 +790,34 @@ void tn_split_after_assigning_the_world(int *row) {
   if (rank < participants)
     MPI_Bcast(row, 4, MPI_INT, 0, comm);
 }
+
+// A project's own status, checked on one rank and returned up to main (nccl-tests' TESTCHECK
+// inside `if (proc == 0)`): the rank that returns has failed, and the run fails with it.
+enum RunStatus { runSuccess, runDeviceError };
+RunStatus open_device(int rank);
+#define RUN_CHECK(cmd)                                                                             \
+  do {                                                                                             \
+    RunStatus run_status = cmd;                                                                    \
+    if (run_status != runSuccess)                                                                  \
+      return run_status;                                                                           \
+  } while (0)
+
+RunStatus tn_status_returned_up_on_one_rank(int *id) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    RUN_CHECK(open_device(rank));
+  }
+  MPI_Bcast(id, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return runSuccess;
+}
+
+// A plain return on one rank is still a skip.
+int tp_plain_return_on_one_rank(int *id) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 && *id < 0)
+    return 1;
+  MPI_Bcast(id, 1, MPI_INT, 0, MPI_COMM_WORLD); // expect: collective-not-reached-by-all-ranks
+  return 0;
+}

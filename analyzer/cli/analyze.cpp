@@ -8,6 +8,7 @@
 #include "../objective/reference_comparison.h"
 #include "../parallel/thread_split.h"
 #include "../report/report.h"
+#include "../sites/call_sites.h"
 #include "format/clock.h"
 #include "progress.h"
 
@@ -131,6 +132,12 @@ int analyzeMain(Args args) {
                  "traced into REF (both with COLLCHECK_CAPTURE_RESULTS=K)");
   app.add_option("--tolerance", tolerance, "relative tolerance of --reference")
       ->check(CLI::NonNegativeNumber);
+  std::vector<std::string> debugDirs;
+  app.add_option("--debug-dir", debugDirs,
+                 "DIR: where to find the program's binaries or their debug files (DIR/NAME, "
+                 "DIR/.build-id/) when they are not where the job ran them; repeatable")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingDirectory);
 
   std::vector<std::string> argv{"collcheck analyze"};
   for (const char *a : args)
@@ -261,7 +268,17 @@ int analyzeMain(Args args) {
                      [](const Finding &a, const Finding &b) { return a.severity > b.severity; });
   }
 
+  // Where each finding's call was made: read from the traces again, only as far as needed.
+  Symbolizer symbolizer(debugDirs);
+  CallSiteStats siteStats = attachCallSites(traces, result.findings, symbolizer, threads);
   ReportInput report{traces, result, inputs};
+  if (siteStats.filesWithoutSites)
+    report.siteNotes.push_back(std::to_string(siteStats.filesWithoutSites) +
+                               " trace(s) were written before call sites were recorded (format "
+                               "version 3): their ranks' call sites are not known");
+  if (!Symbolizer::available())
+    report.siteNotes.push_back("this collcheck was built without libdw: call sites are shown as "
+                               "module+offset");
   report.failNever = failOn == "never";
   if (!report.failNever)
     rules::parseSeverity(failOn, report.failOn);

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fcntl.h>
 #include <map>
 #include <thread>
+#include <unistd.h>
 #include <unordered_map>
 
 namespace collcheck::analyzer {
@@ -19,7 +21,12 @@ struct FileSites {
   bool hasSites = false;
 };
 
-using Targets = std::unordered_map<uint64_t, std::unordered_map<uint64_t, std::vector<size_t>>>;
+// The calls looked for: per communicator, per sequence number, the findings at that position;
+// and the range of those sequence numbers, which rejects most records before any look-up.
+struct Targets {
+  std::unordered_map<uint64_t, std::unordered_map<uint64_t, std::vector<size_t>>> byComm;
+  uint64_t minSeq = UINT64_MAX, maxSeq = 0;
+};
 
 FileSites scanFile(const TraceFile &file, const Targets &targets, size_t wanted) {
   FileSites out;
@@ -31,31 +38,49 @@ FileSites scanFile(const TraceFile &file, const Targets &targets, size_t wanted)
   format::SiteTableBuilder builder;
   std::vector<uint16_t> needed;
   size_t found = 0;
-  for (uint64_t i = 0; i < reader.slotCount(); ++i) {
-    const format::Record &r = reader.slot(i);
-    if (builder.add(r))
-      continue;
-    if (found < wanted && format::isCallKind(r.kind)) {
-      auto comm = targets.find(r.commId);
-      if (comm == targets.end())
+  // Read with pread into a buffer, not through the file's mapping: a mapped page's first touch
+  // costs more than copying it (docs/performance.md, *Analyzer*), and memory stays one buffer.
+  int fd = open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return out;
+  constexpr uint64_t kChunk = 4096;
+  std::vector<format::Record> buffer(kChunk);
+  bool done = false;
+  for (uint64_t first = 0; first < reader.slotCount() && !done; first += kChunk) {
+    uint64_t count = std::min(kChunk, reader.slotCount() - first);
+    ssize_t got = pread(fd, buffer.data(), count * sizeof(format::Record),
+                        static_cast<off_t>(format::kHeaderSize + first * sizeof(format::Record)));
+    if (got <= 0)
+      break;
+    count = static_cast<uint64_t>(got) / sizeof(format::Record);
+    for (uint64_t k = 0; k < count; ++k) {
+      const format::Record &r = buffer[k];
+      if (builder.add(r))
         continue;
-      auto at = comm->second.find(r.seq());
-      if (at == comm->second.end() || format::classify(r) != format::SlotState::Published)
-        continue;
-      uint16_t site = format::callSite(r, version);
-      for (size_t finding : at->second)
-        if (out.siteOfFinding.emplace(finding, site).second)
-          ++found;
-      needed.push_back(site);
+      if (found < wanted && format::isCallKind(r.kind)) {
+        uint64_t seq = r.seq();
+        if (seq < targets.minSeq || seq > targets.maxSeq)
+          continue;
+        auto comm = targets.byComm.find(r.commId);
+        if (comm == targets.byComm.end())
+          continue;
+        auto at = comm->second.find(seq);
+        if (at == comm->second.end() || format::classify(r) != format::SlotState::Published)
+          continue;
+        uint16_t site = format::callSite(r, version);
+        for (size_t finding : at->second)
+          if (out.siteOfFinding.emplace(finding, site).second)
+            ++found;
+        needed.push_back(site);
+      }
     }
     // A site's table entries are written right after the first call that uses it, its module
     // before it: once every call is found and every entry they need, the rest is not read.
-    if (found == wanted && (i & 1023) == 0 &&
-        std::all_of(needed.begin(), needed.end(), [&](uint16_t s) {
-          return s == format::kNoSite || s == format::kSiteOverflow || builder.hasSite(s);
-        }))
-      break;
+    done = found == wanted && std::all_of(needed.begin(), needed.end(), [&](uint16_t s) {
+             return s == format::kNoSite || s == format::kSiteOverflow || builder.hasSite(s);
+           });
   }
+  close(fd);
   out.table = builder.finish();
   return out;
 }
@@ -69,7 +94,9 @@ CallSiteStats attachCallSites(const TraceSet &traces, std::vector<Finding> &find
   size_t wanted = 0;
   for (size_t i = 0; i < findings.size(); ++i)
     if (findings[i].hasPosition && findings[i].commId) {
-      targets[findings[i].commId][findings[i].firstSeq].push_back(i);
+      targets.byComm[findings[i].commId][findings[i].firstSeq].push_back(i);
+      targets.minSeq = std::min(targets.minSeq, findings[i].firstSeq);
+      targets.maxSeq = std::max(targets.maxSeq, findings[i].firstSeq);
       ++wanted;
     }
   if (!wanted)

@@ -66,6 +66,7 @@ def main():
 
     lines = marker_lines(args.source)
     source_name = os.path.basename(args.source)
+    relative = os.path.relpath(args.source, args.source_root)
     os.makedirs(args.work, exist_ok=True)
 
     # 1. The program as built, with its debug information.
@@ -78,9 +79,12 @@ def main():
     check(list(sites) == [everyone], f"reduce-op-mismatch: one site for every rank, got {list(sites)}")
     wrapper = sites.get(everyone, {})
     check(wrapper.get("resolved") is True, f"the wrapper's site is resolved: {wrapper}")
-    check(str(wrapper.get("file", "")).endswith(source_name) and
-          wrapper.get("line") == lines["wrapper"],
-          f"reduce-op-mismatch names {source_name}:{lines['wrapper']}: {wrapper}")
+    recorded = str(wrapper.get("file", ""))
+    check(recorded.endswith("/" + relative) and wrapper.get("line") == lines["wrapper"],
+          f"reduce-op-mismatch names {relative}:{lines['wrapper']}: {wrapper}")
+    # The source as the debug information names it: this tree's, or that of another checkout
+    # whose object a shared compiler cache handed to this build (the same file, another folder).
+    recorded_root = recorded[:-len(relative)].rstrip("/") or args.source_root
     check(wrapper.get("function") == "reduce_flags", f"in reduce_flags: {wrapper}")
 
     dtype = finding(report, "datatype-mismatch")
@@ -92,15 +96,14 @@ def main():
 
     text = analyze(args, traces, "--color", "never")
     # Two ranks are named one by one, three or more as a run ("ranks 1, 2", "ranks 1-3").
-    expected = f"called at: ranks 1, 2: {args.source}:{lines['others']} (main)"
+    expected = f"called at: ranks 1, 2: {recorded}:{lines['others']} (main)"
     check(expected in text, f"the text report says `{expected}`:\n{text}")
 
     html = analyze(args, traces, "--html", "-", "--quiet")
     check(f"{source_name}:{lines['wrapper']} (reduce_flags)" in html, "the HTML report names the line")
 
     # SARIF from the source root: the location is repository-relative.
-    sarif = json.loads(analyze(args, traces, "--sarif", "-", "--quiet", cwd=args.source_root))
-    relative = os.path.relpath(args.source, args.source_root)
+    sarif = json.loads(analyze(args, traces, "--sarif", "-", "--quiet", cwd=recorded_root))
     results = {r["ruleId"]: r for r in sarif["runs"][0]["results"]}
     located = results["datatype-mismatch"]["locations"][0]["physicalLocation"]
     check(located["artifactLocation"] == {"uri": relative, "uriBaseId": "%SRCROOT%"} and
@@ -109,6 +112,14 @@ def main():
     related = results["datatype-mismatch"].get("relatedLocations", [])
     check(sorted(r["physicalLocation"]["region"]["startLine"] for r in related) ==
           sorted([lines["first"], lines["others"]]), f"SARIF relatedLocations: {related}")
+
+    # From a folder the source is not under: an absolute file URI.
+    sarif = json.loads(analyze(args, os.path.abspath(traces), "--sarif", "-", "--quiet",
+                               cwd=args.work))
+    located = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    check(located["artifactLocation"].get("uri", "").startswith("file:///") and
+          "uriBaseId" not in located["artifactLocation"],
+          f"SARIF from outside the source: an absolute URI: {located}")
 
     # 2. A stripped copy: module+offset and the hint, and the hint's command names the line.
     strip = shutil.which("strip")

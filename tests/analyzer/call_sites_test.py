@@ -52,6 +52,32 @@ def sites_of(f):
     return {tuple(s["ranks"]): s for s in f["call_sites"]}
 
 
+def resolves_to(site, program, where):
+    """Runs the hint's addr2line command on `program` and says whether it names `where`."""
+    command = site["hint"].split("`")[1].split()
+    command[command.index("-e") + 1] = program
+    return where in subprocess.run(command, capture_output=True, text=True).stdout
+
+
+def check_without_libdw(args, report, lines, source_name):
+    """An analyzer built without libdw: every site is module+offset, and the hint resolves it."""
+    failures = []
+    for f in report["findings"]:
+        for site in f["call_sites"]:
+            if site["resolved"] or not site["text"].startswith(args.program + "+0x"):
+                failures.append(f"unresolved, as module+offset: {site}")
+            elif "without libdw" not in (site["hint"] or ""):
+                failures.append(f"the hint says why: {site}")
+    site = finding(report, "reduce-op-mismatch")["call_sites"][0]
+    if shutil.which("addr2line") and not resolves_to(site, args.program,
+                                                     f"{source_name}:{lines['wrapper']}"):
+        failures.append(f"the hint's command names the wrapper's line: {site['hint']}")
+    for failure in failures:
+        print("FAIL:", failure, file=sys.stderr)
+    print("call sites (built without libdw):", "FAILED" if failures else "ok")
+    return 1 if failures else 0
+
+
 def main():
     p = argparse.ArgumentParser()
     for option in ("collcheck", "preload", "program", "source", "source-root", "mpirun", "work"):
@@ -73,6 +99,8 @@ def main():
     traces = os.path.join(args.work, "debug")
     run_job(args, args.program, traces)
     report = json.loads(analyze(args, traces, "--json", "-", "--quiet"))
+    if any("without libdw" in n for n in report["summary"]["call_site_notes"]):
+        return check_without_libdw(args, report, lines, source_name)
     op = finding(report, "reduce-op-mismatch")
     sites = sites_of(op)
     everyone = tuple(range(RANKS))
@@ -121,6 +149,32 @@ def main():
           "uriBaseId" not in located["artifactLocation"],
           f"SARIF from outside the source: an absolute URI: {located}")
 
+    # The table as collcheck dump shows it: every call names a site the file's table holds.
+    trace = sorted(os.listdir(traces))[0]
+    dump = [json.loads(line) for line in subprocess.run(
+        [args.collcheck, "dump", os.path.join(traces, trace)], capture_output=True, text=True,
+        check=True).stdout.splitlines()[1:]]
+    table = {r["site"] for r in dump if r["kind"] == "call_site"}
+    calls = [r for r in dump if r["kind"] == "allreduce"]
+    check(calls and all(r.get("site") in table for r in calls),
+          f"dump: every call's site is in the table {table}: {[r.get('site') for r in calls]}")
+    check(any(r["kind"] == "module" for r in dump), "dump: the module map is there")
+
+    # The same traces as a version 2 writer would have left them: no call sites, and the report
+    # says why.
+    old = os.path.join(args.work, "version2")
+    shutil.rmtree(old, ignore_errors=True)
+    shutil.copytree(traces, old)
+    for name in os.listdir(old):
+        with open(os.path.join(old, name), "r+b") as f:
+            f.seek(8)
+            f.write((2).to_bytes(4, "little"))
+    report = json.loads(analyze(args, old, "--json", "-", "--quiet"))
+    check(all(f["call_sites"] == [] for f in report["findings"]), "version 2: no call sites")
+    check(any("before call sites were recorded" in n
+              for n in report["summary"]["call_site_notes"]),
+          f"version 2: the report says so: {report['summary']['call_site_notes']}")
+
     # 2. A stripped copy: module+offset and the hint, and the hint's command names the line.
     strip = shutil.which("strip")
     objcopy = shutil.which("objcopy")
@@ -143,11 +197,8 @@ def main():
     text = analyze(args, traces, "--color", "never")
     check(f"{stripped}+0x" in text and "hint: " in text, f"the text report gives the hint:\n{text}")
     # The hint's command, on the program with its debug information, names the wrapper's line.
-    command = site["hint"].split("`")[1].split()
-    command[command.index("-e") + 1] = args.program
-    resolved = subprocess.run(command, capture_output=True, text=True).stdout
-    check(f"{source_name}:{lines['wrapper']}" in resolved,
-          f"`{' '.join(command)}` names line {lines['wrapper']}: {resolved}")
+    check(resolves_to(site, args.program, f"{source_name}:{lines['wrapper']}"),
+          f"the hint's command names line {lines['wrapper']}: {site['hint']}")
 
     # 3. --debug-dir with the separate debug file, found by build id.
     debug_dir = os.path.join(args.work, "debug-files")

@@ -132,7 +132,13 @@ void writeModule(const KnownModule &m, const std::string &buildId) {
   }
 }
 
-int addModule(dl_phdr_info *info, size_t, void *) {
+// One loaded object as dl_iterate_phdr shows it, read before it is compared with the known ones.
+struct LoadedObject {
+  uintptr_t base, low, high;
+  std::string name, buildId;
+};
+
+int collectObject(dl_phdr_info *info, size_t, void *out) {
   uintptr_t low = UINTPTR_MAX, high = 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr) &ph = info->dlpi_phdr[i];
@@ -144,37 +150,53 @@ int addModule(dl_phdr_info *info, size_t, void *) {
   if (low >= high)
     return 0;
   std::string name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : executablePath();
-  for (const KnownModule &m : *modules)
-    if (m.base == info->dlpi_addr && m.low == low && m.name == name)
-      return 0;
-  // An object loaded where an unloaded one was: the old entry no longer describes those addresses.
-  std::erase_if(*modules, [&](const KnownModule &m) { return m.low < high && low < m.high; });
-  KnownModule m{modulesWritten++, info->dlpi_addr, low, high, std::move(name)};
-  writeModule(m, buildIdOf(*info));
-  modules->push_back(std::move(m));
+  static_cast<std::vector<LoadedObject> *>(out)->push_back(
+      {info->dlpi_addr, low, high, std::move(name), buildIdOf(*info)});
   return 0;
 }
 
+// The loaded objects, read without `slowMutex` held: dl_iterate_phdr takes the loader's lock, and
+// a library constructor running under that lock may make a traced call and want `slowMutex`.
+std::vector<LoadedObject> loadedObjects() {
+  std::vector<LoadedObject> objects;
+  dl_iterate_phdr(collectObject, &objects);
+  return objects;
+}
+
+// Writes the objects not known yet and adds them to the map. `slowMutex` held.
+void addModules(std::vector<LoadedObject> &objects) {
+  if (!modules)
+    modules = new std::vector<KnownModule>();
+  for (LoadedObject &o : objects) {
+    bool known = false;
+    for (const KnownModule &m : *modules)
+      known = known || (m.base == o.base && m.low == o.low && m.name == o.name);
+    if (known)
+      continue;
+    // An object loaded where an unloaded one was: the old entry no longer describes those
+    // addresses.
+    std::erase_if(*modules, [&](const KnownModule &m) { return m.low < o.high && o.low < m.high; });
+    KnownModule m{modulesWritten++, o.base, o.low, o.high, std::move(o.name)};
+    writeModule(m, o.buildId);
+    modules->push_back(std::move(m));
+  }
+}
+
 const KnownModule *moduleOf(uintptr_t address) {
+  if (!modules)
+    return nullptr;
   for (const KnownModule &m : *modules)
     if (address >= m.low && address < m.high)
       return &m;
   return nullptr;
 }
 
-// First sight of a site in this process: assigns its index and writes its CallSite record (and
-// the module map, where the address is in no module seen yet). `slowMutex` held.
+// First sight of a site in this process: assigns its index and writes its CallSite record.
+// `slowMutex` held; the module map has been brought up to date where the address is in none.
 uint16_t assignSite(uintptr_t address) {
   if (sitesAssigned >= format::kMaxSites)
     return format::kSiteOverflow;
-  if (!modules)
-    modules = new std::vector<KnownModule>();
   const KnownModule *m = moduleOf(address);
-  if (!m) {
-    // Objects loaded since the last look (dlopen): the map is read again, new modules written.
-    dl_iterate_phdr(addModule, nullptr);
-    m = moduleOf(address);
-  }
   auto site = static_cast<uint16_t>(++sitesAssigned);
   Record rec{};
   rec.kind = static_cast<uint8_t>(Kind::CallSite);
@@ -198,9 +220,18 @@ uint16_t lookupSite(uintptr_t address) {
   uint16_t site = findInTable(address);
   if (site == format::kNoSite) {
     pthread_mutex_lock(&slowMutex);
-    site = findInTable(address);
-    if (site == format::kNoSite)
+    bool inModule = moduleOf(address) != nullptr;
+    pthread_mutex_unlock(&slowMutex);
+    // Objects loaded since the last look (dlopen): the map is read again, new modules written.
+    std::vector<LoadedObject> objects;
+    if (!inModule)
+      objects = loadedObjects();
+    pthread_mutex_lock(&slowMutex);
+    site = findInTable(address); // another thread may have assigned it meanwhile
+    if (site == format::kNoSite) {
+      addModules(objects);
       site = assignSite(address);
+    }
     pthread_mutex_unlock(&slowMutex);
   }
   siteCache[siteCacheSlot(address)] = SiteCacheEntry{address, site};

@@ -24,6 +24,7 @@ std::string hex(uint64_t v) {
   return buffer;
 }
 
+#ifdef COLLCHECK_HAVE_LIBDW
 std::string demangle(const char *name) {
   if (!name)
     return {};
@@ -33,6 +34,7 @@ std::string demangle(const char *name) {
   std::free(out);
   return result;
 }
+#endif
 
 bool readable(const std::string &path) { return !path.empty() && access(path.c_str(), R_OK) == 0; }
 
@@ -158,9 +160,10 @@ SourceLocation Symbolizer::resolve(const std::string &module, const std::string 
       }
   }
   std::string call = hex(offset > 0 ? offset - 1 : 0);
-  std::string resolveHint = "resolve with `addr2line -f -i -C -e " +
-                            (module.empty() ? std::string("MODULE") : module) + " " + call +
-                            "`, or give the folder holding the binary or its debug file with "
+  std::string addr2line = "`addr2line -f -i -C -e " +
+                          (module.empty() ? std::string("MODULE") : module) + " " + call + "`";
+  std::string resolveHint = "resolve with " + addr2line +
+                            ", or give the folder holding the binary or its debug file with "
                             "--debug-dir DIR";
 #ifdef COLLCHECK_HAVE_LIBDW
   Dwfl *dwfl = path.empty() ? nullptr : impl_->session(path);
@@ -218,8 +221,10 @@ SourceLocation Symbolizer::resolve(const std::string &module, const std::string 
     }
   }
 #else
-  loc.hint =
-      "this collcheck was built without libdw, so it cannot read debug information; " + resolveHint;
+  (void)resolveHint; // --debug-dir needs libdw: only the command is offered
+  loc.hint = "this collcheck was built without libdw, so it cannot read debug information; "
+             "resolve with " +
+             addr2line + " (on the machine that has the binary with its debug information)";
 #endif
   cache_.emplace(key, loc);
   return loc;

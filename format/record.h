@@ -1,4 +1,4 @@
-// The collcheck trace format, version 2: one file per traced process, a 4096-byte header followed
+// The collcheck trace format, version 3: one file per traced process, a 4096-byte header followed
 // by 64-byte records. Documented in docs/trace-format.md; this header is the normative layout.
 // Depends on nothing but the C++ standard library, so the preload library, the analyzer and the
 // benchmarks share it.
@@ -14,9 +14,10 @@
 namespace collcheck::format {
 
 inline constexpr char kMagic[8] = {'C', 'O', 'L', 'L', 'C', 'H', 'K', '\0'};
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
 // The oldest version readers accept: version 1 has no CapturedValues records, only ValueCapture
-// ones, and is otherwise the same.
+// ones; version 2 has no call sites (bytes 2..3 of every record hold the NCCL group ordinal).
+// Otherwise they are the same.
 inline constexpr uint32_t kOldestVersion = 1;
 inline constexpr uint32_t kHeaderSize = 4096;
 inline constexpr uint32_t kRecordSize = 64;
@@ -181,7 +182,10 @@ inline constexpr int kDurationShift = 4;
 // written after publication (when the call returns); zero means the call had not returned.
 struct Record {
   uint16_t check;
-  uint16_t group;    // NCCL group ordinal on this thread, mod 65536; 0 = not inside a group
+  // Version 3: on a call (isCallKind) the call-site index (CallSite records; 0: none), elsewhere
+  // the NCCL group ordinal on this thread, mod 65536 (0: not inside a group). Versions 1 and 2:
+  // the group ordinal on every record. Read it with callSite() / groupOrdinal().
+  uint16_t group;
   uint32_t duration; // see kDurationFailedBit: 0 = did not return (hang or crash)
   uint64_t commId;
   uint64_t seqThread; // bits 0..47 sequence number on commId, bits 48..63 thread index
@@ -211,6 +215,34 @@ struct Record {
 };
 static_assert(sizeof(Record) == kRecordSize, "a record is 64 bytes");
 static_assert(offsetof(Record, kind) == 60);
+
+// --- call sites (version 3) ---------------------------------------------------------------------
+// A call records where the application made it as a 16-bit index into its file's call-site table:
+// one CallSite record per distinct return address (written before the first call that uses it),
+// and the module map the addresses fall in (one Module record per loaded object, its path and
+// build id in ModuleText records). Index 0: no site recorded; kSiteOverflow: the table was full.
+inline constexpr uint16_t kNoSite = 0;
+inline constexpr uint16_t kSiteOverflow = 0xffff;
+inline constexpr uint16_t kMaxSites = 0xfffe;
+// The site of a call record, kNoSite for other kinds and for traces before version 3.
+inline uint16_t callSite(const Record &r, uint32_t version) {
+  return version >= 3 && isCallKind(r.kind) ? r.group : kNoSite;
+}
+// The NCCL group ordinal a record carries (0: none). Version 3 call records carry their site
+// there instead: a call's group is that of its thread's GroupStart before it.
+inline uint16_t groupOrdinal(const Record &r, uint32_t version) {
+  return version >= 3 && isCallKind(r.kind) ? 0 : r.group;
+}
+// CallSite: group = site index, commId = the return address, count = its offset in the module,
+// peer = module index (-1: in no known module), no timestamp.
+// Module: commRank = module index, commId = load address (the bias ELF addresses are relative
+// to), count = bytes from the lowest to the highest loadable segment end, peer = path length,
+// window = build-id length (0: none), tscStart = the lowest segment's address relative to the
+// load address. ModuleText: commRank = module index, peer = offset in the module's text (build id
+// bytes, then the path), window = bytes here (at most kModuleTextBytes), bytes 8..47 the text.
+inline constexpr size_t kModuleTextOffset = 8;
+inline constexpr uint32_t kModuleTextBytes = 40;
+inline constexpr uint32_t kMaxModuleText = 4096 + 64;
 
 inline bool returned(const Record &r) { return r.duration != 0; }
 // Whether the caller waits in the call until its peers arrive: NCCL calls and MPI's non-blocking
@@ -259,7 +291,10 @@ inline size_t packedSlotOffset(int slot, bool narrow) {
 // Whether a record's tscStart (and duration) are times: not where a payload overlays them.
 inline bool hasTimestamp(uint8_t kind) {
   return kind != static_cast<uint8_t>(Kind::CommMembers) &&
-         kind != static_cast<uint8_t>(Kind::CapturedValues);
+         kind != static_cast<uint8_t>(Kind::CapturedValues) &&
+         kind != static_cast<uint8_t>(Kind::CallSite) &&
+         kind != static_cast<uint8_t>(Kind::Module) &&
+         kind != static_cast<uint8_t>(Kind::ModuleText);
 }
 
 // One captured value, from a ValueCapture or a CapturedValues record.

@@ -8,6 +8,7 @@
 #include "../objective/reference_comparison.h"
 #include "../parallel/thread_split.h"
 #include "../report/report.h"
+#include "../sites/call_sites.h"
 #include "format/clock.h"
 #include "progress.h"
 
@@ -131,6 +132,12 @@ int analyzeMain(Args args) {
                  "traced into REF (both with COLLCHECK_CAPTURE_RESULTS=K)");
   app.add_option("--tolerance", tolerance, "relative tolerance of --reference")
       ->check(CLI::NonNegativeNumber);
+  std::vector<std::string> debugDirs;
+  app.add_option("--debug-dir", debugDirs,
+                 "DIR: where to find the program's binaries or their debug files (DIR/NAME, "
+                 "DIR/.build-id/) when they are not where the job ran them; repeatable")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingDirectory);
 
   std::vector<std::string> argv{"collcheck analyze"};
   for (const char *a : args)
@@ -261,7 +268,19 @@ int analyzeMain(Args args) {
                      [](const Finding &a, const Finding &b) { return a.severity > b.severity; });
   }
 
+  // Where each finding's call was made: read from the traces again, only as far as needed.
+  auto sitesStart = std::chrono::steady_clock::now();
+  Symbolizer symbolizer(debugDirs);
+  CallSiteStats siteStats = attachCallSites(traces, result.findings, symbolizer, threads);
+  double siteSeconds = seconds(sitesStart, std::chrono::steady_clock::now());
   ReportInput report{traces, result, inputs};
+  if (siteStats.filesWithoutSites)
+    report.siteNotes.push_back(std::to_string(siteStats.filesWithoutSites) +
+                               " trace(s) were written before call sites were recorded (format "
+                               "version 3): their ranks' call sites are not known");
+  if (!Symbolizer::available())
+    report.siteNotes.push_back("this collcheck was built without libdw: call sites are shown as "
+                               "module+offset");
   report.failNever = failOn == "never";
   if (!report.failNever)
     rules::parseSeverity(failOn, report.failOn);
@@ -288,9 +307,10 @@ int analyzeMain(Args args) {
   if (timings) {
     std::fprintf(stderr,
                  "collcheck analyze: open and validate %.3f s (peak %.0f MiB), merge and match "
-                 "%.3f s, reports %.3f s; %llu records; peak resident %.0f MiB\n",
+                 "%.3f s, reports %.3f s (call sites %.3f s); %llu records; peak resident %.0f "
+                 "MiB\n",
                  seconds(t0, t1), openPeakMiB, seconds(t1, t2),
-                 seconds(t2, std::chrono::steady_clock::now()),
+                 seconds(t2, std::chrono::steady_clock::now()), siteSeconds,
                  static_cast<unsigned long long>(result.recordsRead), peakResidentMiB());
     if (threadStats.threads > 0)
       std::fprintf(stderr,

@@ -77,15 +77,24 @@ ordered_json flagsJson(uint8_t flags, bool intercomm, bool call) {
   return out;
 }
 
+std::string hexValue(uint64_t v) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(v));
+  return buffer;
+}
+
 ordered_json recordJson(uint64_t slot, const format::Record &r, const format::FileHeader &h) {
   using format::Kind;
   auto kind = static_cast<Kind>(r.kind);
   ordered_json j;
   j["slot"] = slot;
   j["kind"] = format::kindName(kind);
-  j["comm"] = hexCommId(r.commId);
-  // A comm_members payload overlays the rank, time and window fields.
-  if (kind != Kind::CommMembers) {
+  bool table = kind == Kind::CallSite || kind == Kind::Module || kind == Kind::ModuleText;
+  if (!table)
+    j["comm"] = hexCommId(r.commId);
+  // A comm_members payload overlays the rank, time and window fields; the call-site table's
+  // records use them for their own.
+  if (kind != Kind::CommMembers && !table) {
     j["rank"] = r.commRank;
     j["t_ns"] = static_cast<int64_t>(format::nanosSinceCreate(h, r.tscStart));
     j["thread"] = r.thread();
@@ -134,6 +143,25 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
     break;
   }
+  case Kind::CallSite:
+    j["site"] = r.group;
+    j["address"] = hexValue(r.commId);
+    j["offset"] = hexValue(r.count);
+    j["module"] = r.peer;
+    break;
+  case Kind::Module:
+    j["module"] = r.commRank;
+    j["load_address"] = hexValue(r.commId);
+    j["low"] = hexValue(r.tscStart);
+    j["span"] = r.count;
+    j["path_bytes"] = r.peer;
+    j["build_id_bytes"] = r.window;
+    break;
+  case Kind::ModuleText:
+    j["module"] = r.commRank;
+    j["at"] = r.peer;
+    j["bytes"] = r.window;
+    break;
   default:
     if (format::isSequenced(kind)) {
       j["seq"] = r.seq();
@@ -150,7 +178,12 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
       j["aux"] = r.aux;
     }
   }
-  j["group"] = r.group;
+  // Version 3 calls carry their call site where older records (and meta records) carry the
+  // NCCL group ordinal.
+  if (h.version >= 3 && format::isCallKind(r.kind))
+    j["site"] = format::callSite(r, h.version);
+  else if (kind != Kind::CallSite)
+    j["group"] = format::groupOrdinal(r, h.version);
   j["flags"] = flagsJson(r.flags, analyzer::onIntercomm(r), format::isCallKind(r.kind));
   // Without measured durations (kHeaderDurations) a returned call reads as 0 ns.
   // A captured_values record's duration holds its output (record.h), not a time.

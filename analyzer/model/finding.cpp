@@ -1,6 +1,7 @@
 #include "finding.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace collcheck::analyzer {
 
@@ -87,6 +88,16 @@ std::string formatRanks(const std::vector<int32_t> &input) {
 
 std::string describeRanks(const std::vector<int32_t> &ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + formatRanks(ranks);
+}
+
+std::string describeCallSite(const CallSite &site) {
+  if (site.resolved)
+    return site.file + ":" + std::to_string(site.line) +
+           (site.function.empty() ? "" : " (" + site.function + ")");
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(site.offset));
+  return (site.module.empty() ? std::string("?") : site.module) + offset +
+         (site.function.empty() ? "" : " (" + site.function + ")");
 }
 
 } // namespace collcheck::analyzer

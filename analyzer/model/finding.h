@@ -21,6 +21,20 @@ struct RankGroup {
   std::string detail;         // what these ranks did, e.g. "allreduce(1024 x float32, sum)"
 };
 
+// Where some ranks made the call a finding is about (the call at its first position, per rank).
+struct CallSite {
+  std::vector<int32_t> ranks; // world ranks, sorted
+  bool resolved = false;      // file and line known
+  std::string function;
+  std::string file;
+  int line = 0;
+  std::string module; // the object the call was made from, and the return address in it
+  uint64_t offset = 0;
+  std::string hint; // when not resolved: why, and how to resolve it
+};
+// "file:line (function)" or "module+0xoffset".
+std::string describeCallSite(const CallSite &site);
+
 struct Finding {
   std::string ruleId;
   Severity severity = Severity::Error;
@@ -34,7 +48,8 @@ struct Finding {
   std::string message;     // one sentence: what is wrong
   std::vector<RankGroup> groups;
   std::vector<std::string> notes;
-  std::vector<std::string> files; // trace files the finding is about (input findings)
+  std::vector<std::string> files;  // trace files the finding is about (input findings)
+  std::vector<CallSite> callSites; // where the ranks made the call, grouped by site
 };
 
 // Collects findings and folds repeats: two findings with the same rule, communicator and group key

@@ -154,6 +154,8 @@ void writeHtml(std::ostream &out, const ReportInput &in) {
       << escape(in.traces.jobId.empty() ? "(no id)" : in.traces.jobId) << "</p>\n";
   out << "<p class=\"summary " << (counts.errors || counts.warnings ? "bad" : "ok") << "\">"
       << escape(summaryLine(in)) << "</p>\n";
+  for (const std::string &note : in.siteNotes)
+    out << "<p class=\"note\">" << escape(note) << "</p>\n";
 
   std::map<uint64_t, bool> divergent;
   for (const CommPicture &p : in.result.pictures)
@@ -180,11 +182,15 @@ void writeHtml(std::ostream &out, const ReportInput &in) {
         << "</span> <code>" << escape(f.ruleId) << "</code> " << escape(findingLocation(f))
         << (f.repeats > 1 ? " &middot; " + std::to_string(f.repeats) + " times" : "")
         << "</div>\n<p>" << escape(f.message) << "</p>\n";
-    if (!f.groups.empty() || !f.notes.empty()) {
+    if (!f.groups.empty() || !f.notes.empty() || !f.callSites.empty()) {
       out << "<ul>";
       for (const RankGroup &g : f.groups)
         out << "<li><b>" << escape(g.role) << "</b>: " << escape(describeRanks(g.ranks))
             << (g.detail.empty() ? "" : ": " + escape(g.detail)) << "</li>";
+      for (const CallSite &s : f.callSites)
+        out << "<li><b>called at</b>: " << escape(describeRanks(s.ranks)) << ": <code>"
+            << escape(describeCallSite(s)) << "</code>"
+            << (s.resolved || s.hint.empty() ? "" : " <i>(" + escape(s.hint) + ")</i>") << "</li>";
       for (const std::string &n : f.notes)
         out << "<li>" << escape(n) << "</li>";
       out << "</ul>\n";

@@ -60,7 +60,8 @@ void writeJson(std::ostream &out, const ReportInput &in) {
                   {"warnings", counts.warnings},
                   {"notes", counts.notes},
                   {"fail_on", in.failNever ? "never" : rules::severityName(in.failOn)},
-                  {"text", summaryLine(in)}};
+                  {"text", summaryLine(in)},
+                  {"call_site_notes", in.siteNotes}};
   ordered_json findings = ordered_json::array();
   for (const Finding &f : in.result.findings)
     findings.push_back(findingJson(f));

@@ -18,6 +18,8 @@ struct ReportInput {
   std::vector<std::string> inputs; // what was analyzed, as named on the command line
   Severity failOn = Severity::Warning;
   bool failNever = false;
+  std::vector<std::string> siteNotes =
+      {}; // what limits the call sites shown (old traces, no libdw)
 };
 
 struct FindingCounts {

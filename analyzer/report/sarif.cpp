@@ -1,14 +1,48 @@
-// --sarif: SARIF 2.1.0. Rule ids are the catalogue's (stable); a finding's location is the trace
-// file of the first rank it names, its logical location the communicator and sequence range.
+// --sarif: SARIF 2.1.0. Rule ids are the catalogue's (stable); a finding's location is the source
+// line where its first ranks made the call (repository-relative, against %SRCROOT%, when the
+// source lies under the working directory, so that code-scanning tools place it on the line),
+// else the trace file of the first rank it names; its logical location the communicator and
+// sequence range. Every rank group's call site is a related location.
 #include "report.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
 
 namespace collcheck::analyzer {
 
 namespace {
 const char *level(Severity s) {
   return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note";
+}
+
+// A percent-encoded URI path: the characters RFC 3986 allows in a path stay as they are.
+std::string uriPath(const std::string &path) {
+  static const char *hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("/-._~!$&'()*+,;=:@", c))
+      out += static_cast<char>(c);
+    else
+      out += {'%', hex[c >> 4], hex[c & 15]};
+  }
+  return out;
+}
+
+// The artifact location of a source file: relative to %SRCROOT% (the working directory) where it
+// lies under it, else an absolute file URI.
+nlohmann::ordered_json sourceArtifact(const std::string &file, const std::filesystem::path &root) {
+  namespace fs = std::filesystem;
+  fs::path p = fs::path(file).lexically_normal();
+  if (p.is_absolute() && !root.empty()) {
+    fs::path rel = p.lexically_relative(root);
+    if (!rel.empty() && *rel.begin() != "..")
+      return {{"uri", uriPath(rel.generic_string())}, {"uriBaseId", "%SRCROOT%"}};
+  }
+  if (p.is_absolute())
+    return {{"uri", "file://" + uriPath(p.generic_string())}};
+  return {{"uri", uriPath(p.generic_string())}, {"uriBaseId", "%SRCROOT%"}};
 }
 } // namespace
 
@@ -30,6 +64,8 @@ void writeSarif(std::ostream &out, const ReportInput &in) {
   ordered_json artifacts = ordered_json::array();
   for (const TraceFile &f : in.traces.files)
     artifacts.push_back({{"location", {{"uri", f.path}}}});
+  std::error_code ec;
+  std::filesystem::path root = std::filesystem::current_path(ec);
   ordered_json results = ordered_json::array();
   for (const Finding &f : in.result.findings) {
     ordered_json result;
@@ -53,7 +89,24 @@ void writeSarif(std::ostream &out, const ReportInput &in) {
         uri = in.traces.files[static_cast<size_t>(file)].path;
     }
     ordered_json location;
-    if (!uri.empty())
+    ordered_json related = ordered_json::array();
+    const CallSite *first = nullptr;
+    for (const CallSite &s : f.callSites) {
+      if (!s.resolved)
+        continue;
+      first = first ? first : &s;
+      related.push_back({{"id", related.size()},
+                         {"physicalLocation",
+                          {{"artifactLocation", sourceArtifact(s.file, root)},
+                           {"region", {{"startLine", s.line}}}}},
+                         {"message",
+                          {{"text", describeRanks(s.ranks) + " called here" +
+                                        (s.function.empty() ? "" : " (in " + s.function + ")")}}}});
+    }
+    if (first)
+      location["physicalLocation"] = {{"artifactLocation", sourceArtifact(first->file, root)},
+                                      {"region", {{"startLine", first->line}}}};
+    else if (!uri.empty())
       location["physicalLocation"] = {{"artifactLocation", {{"uri", uri}}}};
     location["logicalLocations"] = ordered_json::array(
         {{{"name", findingLocation(f)},
@@ -61,6 +114,8 @@ void writeSarif(std::ostream &out, const ReportInput &in) {
            f.commId ? hexCommId(f.commId) + "/" + findingLocation(f) : findingLocation(f)},
           {"kind", f.commId ? "communicator" : "job"}}});
     result["locations"] = ordered_json::array({location});
+    if (!related.empty())
+      result["relatedLocations"] = related;
     // Same rule, communicator and message: the same result across runs of a job.
     result["partialFingerprints"] = {
         {"collcheck/v1", f.ruleId + ":" + f.commLabel + ":" + f.message}};
@@ -76,6 +131,9 @@ void writeSarif(std::ostream &out, const ReportInput &in) {
                    {"semanticVersion", COLLCHECK_VERSION},
                    {"rules", rulesJson}}}};
   run["artifacts"] = artifacts;
+  if (!root.empty())
+    run["originalUriBaseIds"] = {
+        {"%SRCROOT%", {{"uri", "file://" + uriPath(root.generic_string() + "/")}}}};
   run["results"] = results;
   run["columnKind"] = "unicodeCodePoints";
   ordered_json sarif;

@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include <cstdio>
+
 namespace collcheck::analyzer {
 
 FindingCounts countFindings(const std::vector<Finding> &findings) {
@@ -92,6 +94,25 @@ nlohmann::ordered_json findingJson(const Finding &f) {
   j["groups"] = groups;
   j["notes"] = f.notes;
   j["files"] = f.files;
+  nlohmann::ordered_json sites = nlohmann::ordered_json::array();
+  for (const CallSite &s : f.callSites) {
+    nlohmann::ordered_json site;
+    site["ranks"] = s.ranks;
+    site["resolved"] = s.resolved;
+    site["file"] = s.resolved ? nlohmann::ordered_json(s.file) : nlohmann::ordered_json(nullptr);
+    site["line"] = s.resolved ? nlohmann::ordered_json(s.line) : nlohmann::ordered_json(nullptr);
+    site["function"] =
+        s.function.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.function);
+    site["module"] = s.module;
+    char offset[32];
+    std::snprintf(offset, sizeof offset, "0x%llx", static_cast<unsigned long long>(s.offset));
+    site["offset"] = offset;
+    site["text"] = describeCallSite(s);
+    site["hint"] =
+        s.hint.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.hint);
+    sites.push_back(site);
+  }
+  j["call_sites"] = sites;
   if (f.firstTimeNs >= 0)
     j["time_ns"] = static_cast<int64_t>(f.firstTimeNs);
   else

@@ -18,6 +18,11 @@ void writeText(std::ostream &out, const ReportInput &in, bool color) {
     for (const RankGroup &g : f.groups)
       out << "    " << g.role << ": " << describeRanks(g.ranks)
           << (g.detail.empty() ? "" : ": " + g.detail) << "\n";
+    for (const CallSite &s : f.callSites) {
+      out << "    called at: " << describeRanks(s.ranks) << ": " << describeCallSite(s) << "\n";
+      if (!s.resolved && !s.hint.empty())
+        out << "      " << paint("1;36", "hint") << ": " << s.hint << "\n";
+    }
     for (const std::string &note : f.notes)
       out << "    " << paint("1;36", "note") << ": " << note << "\n";
     if (f.repeats > 1) {
@@ -30,6 +35,8 @@ void writeText(std::ostream &out, const ReportInput &in, bool color) {
       out << "\n";
     }
   }
+  for (const std::string &note : in.siteNotes)
+    out << paint("1;36", "note") << ": " << note << "\n";
   std::string summary = "collcheck: " + summaryLine(in);
   FindingCounts c = countFindings(in.result.findings);
   out << (c.total() ? paint(c.errors ? "1;31" : "1;35", summary) : paint("1;32", summary)) << "\n";

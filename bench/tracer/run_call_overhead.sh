@@ -10,6 +10,8 @@
 #     on the last CPU, so the tracer's thread takes its time from the calling thread's.
 # Everything runs at nice -5; the load average is printed beside each result, since other
 # processes on the machine move the mean and the tail.
+# COLLCHECK_BENCH_PRELOAD=LIB measures another build of the preload library with the same
+# benchmark program (an A/B comparison of two tracer versions, run interleaved on one machine).
 set -euo pipefail
 build=$(realpath "${1:-build}")
 calls=${2:-10000000}
@@ -28,7 +30,8 @@ for folder in $folders; do
     fi
     out=$(mktemp -d "$folder/collcheck-bench.XXXXXX")
     load=$(cut -d' ' -f1-3 /proc/loadavg)
-    result=$(COLLCHECK_OUTPUT="$out" LD_PRELOAD="$build/lib/libcollcheck_preload.so" \
+    preload=${COLLCHECK_BENCH_PRELOAD:-$build/lib/libcollcheck_preload.so}
+    result=$(COLLCHECK_OUTPUT="$out" LD_PRELOAD="$preload" \
       "${pin[@]}" "${mpirun[@]}" "$bench" "$case" "$calls" 10000 "$cpu")
     all=$(sed -E 's/.*"intercepted_in_all": ([0-9]+).*/\1/' <<<"$result")
     bytes=$(du -b --apparent-size "$out"/*.cctrace | awk '{s+=$1} END {print s}')

@@ -1,15 +1,19 @@
 // The trace format on its own: what the writer publishes reads back exactly; what is torn, corrupt,
 // truncated or foreign is detected and named, never misread.
 #include "format/reader.h"
+#include "format/sites.h"
 #include "format/writer.h"
 #include "scratch.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace collcheck::format;
 using collcheck::testing::freshDir;
@@ -315,4 +319,110 @@ TEST(Format, FullFilesystemStopsGrowthWithAClearError) {
   ASSERT_TRUE(reader) << error;
   EXPECT_EQ(reader->summary().published, written);
   reader.reset(); // unmap before the filesystem goes away
+}
+
+namespace {
+
+// A trace of `version` (the writer writes the current one; the header is patched, as an older
+// writer would have left it): a call whose bytes 2..3 hold 5, and the call-site table of a
+// version 3 writer (one module, its text in two pieces, one site in it).
+std::string writeVersioned(const std::string &dir, uint32_t version) {
+  std::string error;
+  auto w = Writer::create(dir, "v" + std::to_string(version), identity(), error);
+  EXPECT_TRUE(w) << error;
+  Record call = sample(0);
+  call.group = 5;
+  Record module{};
+  module.kind = static_cast<uint8_t>(Kind::Module);
+  module.commRank = 0;
+  module.commId = 0x7f0000000000;
+  module.tscStart = 0x1000;
+  module.count = 0x4000;
+  std::string id("\x01\xab", 2), path = "/opt/app/bin/a-program-with-a-long-name-for-two-pieces";
+  std::string text = id + path;
+  module.peer = static_cast<int32_t>(path.size());
+  module.window = static_cast<uint32_t>(id.size());
+  Record site{};
+  site.kind = static_cast<uint8_t>(Kind::CallSite);
+  site.group = 5;
+  site.commId = 0x7f0000001234;
+  site.count = 0x1234;
+  site.peer = 0;
+  std::vector<Record> records{call, module};
+  for (size_t at = 0; at < text.size(); at += kModuleTextBytes) {
+    Record piece{};
+    piece.kind = static_cast<uint8_t>(Kind::ModuleText);
+    piece.commRank = 0;
+    piece.peer = static_cast<int32_t>(at);
+    size_t n = std::min<size_t>(kModuleTextBytes, text.size() - at);
+    piece.window = static_cast<uint32_t>(n);
+    std::memcpy(reinterpret_cast<char *>(&piece) + kModuleTextOffset, text.data() + at, n);
+    records.push_back(piece);
+  }
+  records.push_back(site);
+  // The pieces before their Module record, as another order of the writer's threads may leave.
+  std::swap(records[1], records[2]);
+  for (const Record &r : records) {
+    Record *slot = w->reserve();
+    *slot = r;
+    publish(*slot);
+  }
+  w->finish();
+  std::string path2 = w->path();
+  w.reset();
+  patch(path2, offsetof(FileHeader, version), &version, sizeof version);
+  return path2;
+}
+
+} // namespace
+
+TEST(Format, VersionsOneToThreeAreReadAndOnlyThreeHasCallSites) {
+  std::string dir = freshDir("versions");
+  for (uint32_t version : {1u, 2u, 3u}) {
+    std::string error;
+    auto reader = Reader::open(writeVersioned(dir, version), error);
+    ASSERT_TRUE(reader) << error;
+    EXPECT_EQ(reader->header().version, version);
+    const Record &call = reader->slot(0);
+    ASSERT_EQ(call.kind, static_cast<uint8_t>(Kind::AllReduce));
+    // Bytes 2..3 of a call: its site from version 3 on, its NCCL group ordinal before.
+    EXPECT_EQ(callSite(call, version), version >= 3 ? 5 : kNoSite) << version;
+    EXPECT_EQ(groupOrdinal(call, version), version >= 3 ? 0 : 5) << version;
+  }
+  EXPECT_EQ(kVersion, 3u);
+}
+
+TEST(Format, TheSiteTableIsAssembledFromItsRecordsInAnyOrder) {
+  std::string dir = freshDir("sites");
+  std::string error;
+  auto reader = Reader::open(writeVersioned(dir, 3), error);
+  ASSERT_TRUE(reader) << error;
+  SiteTable table = readSiteTable(*reader);
+  const SiteInfo *site = table.site(5);
+  ASSERT_NE(site, nullptr);
+  EXPECT_EQ(site->address, 0x7f0000001234u);
+  EXPECT_EQ(site->offset, 0x1234u);
+  const ModuleInfo *module = table.module(site->module);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->path, "/opt/app/bin/a-program-with-a-long-name-for-two-pieces");
+  EXPECT_EQ(module->buildId, "01ab");
+  EXPECT_EQ(module->loadAddress, 0x7f0000000000u);
+  EXPECT_EQ(module->span, 0x4000u);
+  EXPECT_TRUE(module->complete);
+  EXPECT_EQ(table.site(6), nullptr);
+
+  // A lost piece of the module's text: the path is cut there and the module says it is
+  // incomplete, never a path made of other bytes.
+  SiteTableBuilder builder;
+  for (uint64_t i = 0; i < reader->slotCount(); ++i) {
+    const Record &r = reader->slot(i);
+    if (r.kind == static_cast<uint8_t>(Kind::ModuleText) && r.peer > 0)
+      continue;
+    builder.add(r);
+  }
+  EXPECT_FALSE(builder.hasSite(5));
+  SiteTable partial = builder.finish();
+  ASSERT_NE(partial.module(0), nullptr);
+  EXPECT_FALSE(partial.module(0)->complete);
+  EXPECT_EQ(partial.module(0)->path, "/opt/app/bin/a-program-with-a-long-nam");
 }

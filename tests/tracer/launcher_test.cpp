@@ -210,6 +210,10 @@ TEST(HangWatch, ASkippedCollectiveIsDiagnosedWhileTheJobIsStuckAndKilledOnReques
   EXPECT_NE(text.find("ending the job"), std::string::npos) << text;
   EXPECT_NE(text.find("wait in allreduce"), std::string::npos) << text;
   EXPECT_NE(text.find("rank 2"), std::string::npos) << "the rank that skipped: " << text;
+  // Where the waiting ranks made the call: the program's source line (or, in a build without
+  // debug information, the program's module and offset); either names mpi_pause.
+  EXPECT_NE(text.find("called at: ranks 0, 1: "), std::string::npos) << text;
+  EXPECT_NE(text.find("mpi_pause"), std::string::npos) << text;
   EXPECT_NE(slurp(json).find("\"hang\""), std::string::npos) << slurp(json);
   // Every trace stays readable after the kill.
   std::vector<ProcessTrace> traces = loadTraces(dir);

@@ -88,10 +88,25 @@ TEST_F(NcclCalls, EveryCallOnTheFirstCommunicatorWithItsFields) {
       EXPECT_TRUE(got[i].flags & format::kFlagNccl);
       EXPECT_TRUE(format::returned(got[i]));
     }
-    // Send and recv sit in one group; the other calls in none.
-    EXPECT_NE(got[10].group, 0);
-    EXPECT_EQ(got[10].group, got[11].group);
-    EXPECT_EQ(got[9].group, 0);
+    // Every call names its call site (format 3), each line of the program its own.
+    for (const format::Record &call : got)
+      EXPECT_NE(format::callSite(call, t.header.version), format::kNoSite);
+    EXPECT_NE(format::callSite(got[10], 3), format::callSite(got[11], 3));
+    // Send and recv sit in one group, the other calls in none: a call's group is its thread's
+    // group_start before it (the group ordinal stays on that record).
+    auto position = [&](Kind kind, uint64_t onComm) {
+      for (size_t i = 0; i < t.records.size(); ++i)
+        if (t.records[i].kind == static_cast<uint8_t>(kind) &&
+            (onComm == 0 || t.records[i].commId == onComm))
+          return i;
+      return t.records.size();
+    };
+    size_t start = position(Kind::GroupStart, 0), end = position(Kind::GroupEnd, 0);
+    EXPECT_LT(position(Kind::Scatter, comm), start);
+    EXPECT_LT(start, position(Kind::Send, comm));
+    EXPECT_LT(position(Kind::Send, comm), position(Kind::Recv, comm));
+    EXPECT_LT(position(Kind::Recv, comm), end);
+    EXPECT_NE(format::groupOrdinal(t.records[start], t.header.version), 0);
     // The host scalar is recorded as it was when the operator was created; the device one is not.
     EXPECT_DOUBLE_EQ(got[12].auxDouble(), 0.5);
     EXPECT_FALSE(got[12].flags & format::kFlagScalarUnknown);

@@ -1,4 +1,5 @@
 #include "core.h"
+#include "call_site.h"
 #include "fatal_signal.h"
 
 #include "capture.h"
@@ -87,6 +88,7 @@ void forgetAfterFork() {
   // The child must not append to its parent's file; it opens its own on its first recorded call.
   if (format::Writer *w = writerPtr.exchange(nullptr))
     w->abandon(); // the Writer object itself is leaked: its destructor would touch parent state
+  forgetCallSitesAfterFork();
   fileState.store(static_cast<int>(FileState::Unopened));
   growthWarned.store(false);
   knownWorldRank.store(-1);

@@ -107,6 +107,8 @@ private:
 Record *reserveSlot();
 
 // Fills the fields every sequenced call has and takes the communicator's next sequence number.
+// Bytes 2..3 (`group`) take the call site (call_site.h), which the wrapper sets after this: a
+// call's NCCL group is that of its thread's GroupStart record before it.
 inline void stampCall(Record &rec, Kind kind, CommState *comm) {
   int32_t thread = detail::threadIndex;
   if (thread < 0) [[unlikely]]
@@ -114,7 +116,6 @@ inline void stampCall(Record &rec, Kind kind, CommState *comm) {
   rec.tscStart = format::readTsc();
   rec.kind = static_cast<uint8_t>(kind);
   rec.window = detail::window.load(std::memory_order_relaxed);
-  rec.group = detail::groupDepth > 0 ? detail::groupOrdinal : 0;
   rec.peer = -1;
   if (comm) {
     rec.commId = comm->id;

@@ -146,13 +146,15 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
   }
 
   template <class Real, class Forward>
-  static void call(Real real, Started (*record)(P...), void *const *fortran, Forward forward) {
+  static void call(Real real, Started (*record)(P...), void *const *fortran, Forward forward,
+                   const void *caller) {
     auto *ierr = static_cast<MPI_Fint *>(fortran[kErrorCode]);
     if (!real) [[unlikely]]
       return missingFortran(ierr);
     CallScope scope;
-    Started started =
-        scope.outermost() ? start(record, fortran, std::index_sequence_for<P...>{}) : Started{};
+    Started started = scope.outermost() ? (setCaller(caller),
+                                           start(record, fortran, std::index_sequence_for<P...>{}))
+                                        : Started{};
     forward(real);
     finish(started, !succeeded(ierr));
   }
@@ -197,7 +199,7 @@ namespace format = collcheck::format;
     void *const fortran[] = {COLLCHECK_FORTRAN_ARGS_##n};                                          \
     FortranCollective<decltype(&PMPI_##name)>::call(                                               \
         resolved.get(), &start##name, fortran,                                                     \
-        [&](Real real) { real(COLLCHECK_FORTRAN_ARGS_##n); });                                     \
+        [&](Real real) { real(COLLCHECK_FORTRAN_ARGS_##n); }, __builtin_return_address(0));        \
   }
 #define COLLCHECK_FORTRAN_COLLECTIVE(symbol, name, n)                                              \
   COLLCHECK_FORTRAN_COLLECTIVE_N(symbol, name, n)

@@ -12,6 +12,7 @@
 #include <mpi-ext.h>
 #endif
 
+#include "call_site.h"
 #include "core.h"
 #include "handle_cache.h"
 #include "resolve.h"

@@ -203,6 +203,7 @@ namespace format = collcheck::format;
     CommState *state = commOf(comm);                                                               \
     Record rec{};                                                                                  \
     stampCall(rec, format::Kind::kind, state);                                                     \
+    rec.group = currentSite();                                                                     \
     if (state && state->remoteSize >= 0) [[unlikely]]                                              \
       rec.flags |= format::kFlagIntercomm;                                                         \
     fill;                                                                                          \
@@ -242,7 +243,8 @@ namespace format = collcheck::format;
     if (!real) [[unlikely]]                                                                        \
       return missingReal(realName " not found; is this an MPI program?");                          \
     CallScope scope;                                                                               \
-    Started started = scope.outermost() ? record args : Started{};                                 \
+    Started started =                                                                              \
+        scope.outermost() ? (setCaller(__builtin_return_address(0)), record args) : Started{};     \
     int rc = real args;                                                                            \
     finish(started, rc != MPI_SUCCESS);                                                            \
     return rc;                                                                                     \

@@ -2,6 +2,7 @@
 // communicator life cycle, groups and reduction operators are written out. Forwarding goes to the
 // next definition of the same function, or to NCCL's pnccl* entry point, wherever the library was
 // loaded (also with dlopen(RTLD_LOCAL)).
+#include "call_site.h"
 #include "capture.h"
 #include "core.h"
 #include "resolve.h"
@@ -296,8 +297,10 @@ std::atomic<uint64_t> initAllOrdinal{0};
     Record *record = scope.outermost() ? reserveSlot() : nullptr;                                  \
     const void *captureInput = nullptr, *captureOutput = nullptr;                                  \
     if (record) [[likely]] {                                                                       \
+      setCaller(__builtin_return_address(0));                                                      \
       Record rec{};                                                                                \
       stampCall(rec, format::Kind::kind, commOf(comm));                                            \
+      rec.group = currentSite();                                                                   \
       fill;                                                                                        \
       commit(*record, rec);                                                                        \
       if (!capturesValues(rec)) [[likely]]                                                         \
@@ -308,7 +311,7 @@ std::atomic<uint64_t> initAllOrdinal{0};
     ncclResult_t rc = real args;                                                                   \
     endRecord(record, rc != ncclSuccess && rc != ncclInProgress);                                  \
     /* Inside a group the operation runs at ncclGroupEnd: its output is not there yet. */          \
-    if (captureOutput && rc == ncclSuccess && record->group == 0)                                  \
+    if (captureOutput && rc == ncclSuccess && detail::groupDepth == 0)                             \
       captureValues(*record, captureOutput, true, stream);                                         \
     return rc;                                                                                     \
   }

@@ -1,0 +1,159 @@
+#include "call_sites.h"
+
+#include "format/sites.h"
+
+#include <algorithm>
+#include <atomic>
+#include <fcntl.h>
+#include <map>
+#include <thread>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace collcheck::analyzer {
+
+namespace {
+
+// What one file says of the calls looked for: per finding index, the site index found.
+struct FileSites {
+  std::map<size_t, uint16_t> siteOfFinding;
+  format::SiteTable table;
+  bool hasSites = false;
+};
+
+// The calls looked for: per communicator, per sequence number, the findings at that position;
+// and the range of those sequence numbers, which rejects most records before any look-up.
+struct Targets {
+  std::unordered_map<uint64_t, std::unordered_map<uint64_t, std::vector<size_t>>> byComm;
+  uint64_t minSeq = UINT64_MAX, maxSeq = 0;
+};
+
+FileSites scanFile(const TraceFile &file, const Targets &targets, size_t wanted) {
+  FileSites out;
+  const format::Reader &reader = *file.reader;
+  uint32_t version = reader.header().version;
+  if (version < 3)
+    return out;
+  out.hasSites = true;
+  format::SiteTableBuilder builder;
+  std::vector<uint16_t> needed;
+  size_t found = 0;
+  // Read with pread into a buffer, not through the file's mapping: a mapped page's first touch
+  // costs more than copying it (docs/performance.md, *Analyzer*), and memory stays one buffer.
+  int fd = open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return out;
+  constexpr uint64_t kChunk = 4096;
+  std::vector<format::Record> buffer(kChunk);
+  bool done = false;
+  for (uint64_t first = 0; first < reader.slotCount() && !done; first += kChunk) {
+    uint64_t count = std::min(kChunk, reader.slotCount() - first);
+    ssize_t got = pread(fd, buffer.data(), count * sizeof(format::Record),
+                        static_cast<off_t>(format::kHeaderSize + first * sizeof(format::Record)));
+    if (got <= 0)
+      break;
+    count = static_cast<uint64_t>(got) / sizeof(format::Record);
+    for (uint64_t k = 0; k < count; ++k) {
+      const format::Record &r = buffer[k];
+      if (builder.add(r))
+        continue;
+      if (found < wanted && format::isCallKind(r.kind)) {
+        uint64_t seq = r.seq();
+        if (seq < targets.minSeq || seq > targets.maxSeq)
+          continue;
+        auto comm = targets.byComm.find(r.commId);
+        if (comm == targets.byComm.end())
+          continue;
+        auto at = comm->second.find(seq);
+        if (at == comm->second.end() || format::classify(r) != format::SlotState::Published)
+          continue;
+        uint16_t site = format::callSite(r, version);
+        for (size_t finding : at->second)
+          if (out.siteOfFinding.emplace(finding, site).second)
+            ++found;
+        needed.push_back(site);
+      }
+    }
+    // A site's table entries are written right after the first call that uses it, its module
+    // before it: once every call is found and every entry they need, the rest is not read.
+    done = found == wanted && std::all_of(needed.begin(), needed.end(), [&](uint16_t s) {
+             return s == format::kNoSite || s == format::kSiteOverflow || builder.hasSite(s);
+           });
+  }
+  close(fd);
+  out.table = builder.finish();
+  return out;
+}
+
+} // namespace
+
+CallSiteStats attachCallSites(const TraceSet &traces, std::vector<Finding> &findings,
+                              Symbolizer &symbolizer, unsigned threads) {
+  CallSiteStats stats;
+  Targets targets;
+  size_t wanted = 0;
+  for (size_t i = 0; i < findings.size(); ++i)
+    if (findings[i].hasPosition && findings[i].commId) {
+      targets.byComm[findings[i].commId][findings[i].firstSeq].push_back(i);
+      targets.minSeq = std::min(targets.minSeq, findings[i].firstSeq);
+      targets.maxSeq = std::max(targets.maxSeq, findings[i].firstSeq);
+      ++wanted;
+    }
+  if (!wanted)
+    return stats;
+  std::vector<FileSites> perFile(traces.files.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t f; (f = next.fetch_add(1)) < traces.files.size();)
+      perFile[f] = scanFile(traces.files[f], targets, wanted);
+  };
+  std::vector<std::thread> pool;
+  unsigned n = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(perFile.size())));
+  for (unsigned t = 1; t < n; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+
+  // Per finding: ranks grouped by where they made the call.
+  std::vector<std::map<std::string, CallSite>> grouped(findings.size());
+  for (size_t f = 0; f < perFile.size(); ++f) {
+    const TraceFile &file = traces.files[f];
+    if (!perFile[f].hasSites) {
+      ++stats.filesWithoutSites;
+      continue;
+    }
+    if (file.worldRank < 0)
+      continue;
+    for (const auto &[finding, siteIndex] : perFile[f].siteOfFinding) {
+      const format::SiteInfo *site = perFile[f].table.site(siteIndex);
+      if (!site)
+        continue; // no site recorded (a caller not known, the table full or a lost record)
+      const format::ModuleInfo *module = perFile[f].table.module(site->module);
+      SourceLocation loc = module ? symbolizer.resolve(module->path, module->buildId, site->offset)
+                                  : SourceLocation{};
+      if (!module) {
+        loc.offset = site->address;
+        loc.hint = "the address lies in no module the process had loaded when it was recorded";
+      }
+      CallSite cs{{},       loc.resolved, loc.function, loc.file,
+                  loc.line, loc.module,   loc.offset,   loc.hint};
+      auto [it, inserted] = grouped[finding].emplace(describeCallSite(cs), cs);
+      it->second.ranks.push_back(file.worldRank);
+    }
+  }
+  for (size_t i = 0; i < findings.size(); ++i) {
+    std::vector<CallSite> sites;
+    for (auto &[key, site] : grouped[i]) {
+      std::sort(site.ranks.begin(), site.ranks.end());
+      sites.push_back(std::move(site));
+    }
+    // In the order of their lowest rank, as the rank groups are.
+    std::sort(sites.begin(), sites.end(),
+              [](const CallSite &a, const CallSite &b) { return a.ranks < b.ranks; });
+    findings[i].callSites = std::move(sites);
+  }
+  return stats;
+}
+
+} // namespace collcheck::analyzer

@@ -1,0 +1,137 @@
+// The call-site table on its own: a return address gets one index for the life of the process,
+// whichever thread sees it first and however many see it at once; each distinct site is written
+// once, with the module it lies in (path, build id, load address), so that a reader turns it back
+// into the same address.
+#include "call_site.h"
+#include "core.h"
+#include "format/reader.h"
+#include "format/sites.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <elf.h>
+#include <filesystem>
+#include <fstream>
+#include <link.h>
+#include <map>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace collcheck;
+using namespace collcheck::tracer;
+
+namespace {
+
+// The site of the place that called this function, as a wrapper records its caller's.
+[[gnu::noinline]] uint16_t siteOfMyCaller(const void **address = nullptr) {
+  const void *caller = __builtin_return_address(0);
+  if (address)
+    *address = caller;
+  setCaller(caller);
+  return currentSite();
+}
+
+std::string traceFile(const std::filesystem::path &dir) {
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    return entry.path().string();
+  return {};
+}
+
+} // namespace
+
+TEST(CallSites, OneIndexPerReturnAddressWrittenOnceWithItsModule) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("collcheck-sites-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("COLLCHECK_OUTPUT", dir.c_str(), 1);
+  ASSERT_NE(reserveSlot(), nullptr); // opens the file (a wrapper holds its slot when it looks up)
+
+  const void *firstAddress = nullptr, *secondAddress = nullptr;
+  uint16_t first = siteOfMyCaller(&firstAddress);
+  uint16_t second = siteOfMyCaller(&secondAddress);
+  ASSERT_NE(firstAddress, secondAddress);
+  EXPECT_NE(first, format::kNoSite);
+  EXPECT_NE(second, format::kNoSite);
+  EXPECT_NE(first, second);
+
+  // The same two places, again and from many threads: the same indices, no new record.
+  std::vector<std::thread> threads;
+  std::vector<std::pair<uint16_t, uint16_t>> seen(8);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([t, &seen] {
+      for (int i = 0; i < 1000; ++i) {
+        const void *a = nullptr;
+        seen[t].first = siteOfMyCaller(&a);
+        seen[t].second = siteOfMyCaller(&a);
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  // A caller not known costs nothing and gets no site.
+  setCaller(nullptr);
+  EXPECT_EQ(currentSite(), format::kNoSite);
+  markFinished();
+
+  std::string error;
+  auto reader = format::Reader::open(traceFile(dir), error);
+  ASSERT_TRUE(reader) << error;
+  std::map<uint16_t, int> written;
+  for (uint64_t i = 0; i < reader->slotCount(); ++i)
+    if (reader->usable(i) && reader->slot(i).kind == static_cast<uint8_t>(format::Kind::CallSite))
+      ++written[reader->slot(i).group];
+  // Two sites in the loop of the threads (their own return addresses), two before: four, unless
+  // the compiler copied the loop's calls.
+  EXPECT_GE(written.size(), 4u);
+  EXPECT_TRUE(written.count(first) && written.count(second));
+  for (auto [site, count] : written)
+    EXPECT_EQ(count, 1) << "site " << site << " written once";
+  for (int t = 1; t < 8; ++t)
+    EXPECT_EQ(seen[t], seen[0]) << "every thread got the same indices";
+
+  format::SiteTable table = format::readSiteTable(*reader);
+  const format::SiteInfo *site = table.site(first);
+  ASSERT_NE(site, nullptr);
+  EXPECT_EQ(site->address, reinterpret_cast<uintptr_t>(firstAddress));
+  const format::ModuleInfo *module = table.module(site->module);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(module->complete);
+  // This test program itself: its path, and an address the reader turns back into the same one.
+  EXPECT_EQ(std::filesystem::canonical(module->path), std::filesystem::canonical("/proc/self/exe"));
+  EXPECT_EQ(module->loadAddress + site->offset, site->address);
+  EXPECT_GE(site->address, module->loadAddress + module->lowAddress);
+  EXPECT_LT(site->address, module->loadAddress + module->lowAddress + module->span);
+  // The build id, as the ELF note of the running program has it.
+  std::string expected;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *out) -> int {
+        if (info->dlpi_name && *info->dlpi_name)
+          return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type != PT_NOTE)
+            continue;
+          const char *p =
+              reinterpret_cast<const char *>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+          const char *end = p + info->dlpi_phdr[i].p_memsz;
+          while (p + sizeof(ElfW(Nhdr)) <= end) {
+            auto *note = reinterpret_cast<const ElfW(Nhdr) *>(p);
+            const char *desc = p + sizeof *note + ((note->n_namesz + 3) & ~3u);
+            if (note->n_type == NT_GNU_BUILD_ID) {
+              auto &hex = *static_cast<std::string *>(out);
+              for (unsigned k = 0; k < note->n_descsz; ++k) {
+                char two[3];
+                std::snprintf(two, sizeof two, "%02x", static_cast<unsigned char>(desc[k]));
+                hex += two;
+              }
+              return 1;
+            }
+            p = desc + ((note->n_descsz + 3) & ~3u);
+          }
+        }
+        return 1;
+      },
+      &expected);
+  EXPECT_EQ(module->buildId, expected);
+  std::filesystem::remove_all(dir);
+}

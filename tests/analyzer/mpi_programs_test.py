@@ -244,7 +244,15 @@ def main():
     def invalid_type(status, report):
         with open(os.path.join(args.work, "invalid_type.stderr")) as f:
             err = f.read()
-        assert "error occurred in MPI_Allreduce" in err, err
+        # Under AddressSanitizer the runtime is preloaded into mpirun too, and on this error path
+        # Open MPI 4.1's own runtime (orte_rml_oob_send_buffer_nb sending what
+        # orte_rml_send_callback freed, from pmix_server_log) reads a freed buffer: ASan stops
+        # mpirun before it prints the MPI error. That is Open MPI's defect, not the traced job's.
+        if args.sanitized and "AddressSanitizer" in err and "orte_rml_oob_send_buffer_nb" in err:
+            print("note invalid_type: mpirun stopped by ASan in Open MPI's own runtime; the MPI "
+                  "error message is not checked here")
+        else:
+            assert "error occurred in MPI_Allreduce" in err, err
         assert "MPI_Type_get_envelope" not in err, err
         assert status == 1, status
 

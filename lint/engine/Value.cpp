@@ -67,6 +67,13 @@ Value Value::uniformConstant(double value) {
   return v;
 }
 
+Value Value::communicatorSize() {
+  Value v;
+  v.uniform = v.exactSize = v.nonZero = true;
+  v.powers.commSize = 1;
+  return v;
+}
+
 bool Value::sameFacts(const Value &o) const {
   return uniform == o.uniform && reduced == o.reduced && rankDerived == o.rankDerived &&
          rootOnly == o.rootOnly && countDerived == o.countDerived && nonZero == o.nonZero &&

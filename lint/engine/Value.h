@@ -104,6 +104,8 @@ struct Value {
   std::shared_ptr<const FieldValues> fields;
 
   static Value uniformConstant(double value);
+  // P, the size of a communicator: the same on every rank, never zero.
+  static Value communicatorSize();
   // Facts that decide findings; origins are left out so that loops reach a fixed point.
   bool sameFacts(const Value &other) const;
 };

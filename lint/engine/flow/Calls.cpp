@@ -94,6 +94,14 @@ Value FlowAnalysis::Walker::callFunction(const FunctionDecl *callee, const CallE
   }
   if (auto known = knownFunction(callee, call, args, values))
     return *known;
+  return callByBody(callee, call, args, std::move(values));
+}
+
+// A function no table describes: walked where this translation unit defines it, as its summary
+// says where another file of the project does, unknown otherwise.
+Value FlowAnalysis::Walker::callByBody(const FunctionDecl *callee, const CallExpr *call,
+                                       llvm::ArrayRef<const Expr *> args,
+                                       std::vector<Value> values) {
   const FunctionDecl *definition = nullptr;
   if (callee->hasBody(definition) && canInline(definition))
     return callDefinition(definition, CollectiveSignatures::displayName(callee), call, args,
@@ -269,16 +277,13 @@ std::optional<Value> FlowAnalysis::Walker::knownFunction(const FunctionDecl *cal
     if (!literal)
       return std::nullopt;
     std::optional<EnvironmentValue> held = environmentValue(literal->getString());
+    if (held == EnvironmentValue::Size)
+      return Value::communicatorSize();
     Value r;
     if (held == EnvironmentValue::Rank) {
       r.rankDerived = true;
       r.exactRank = true;
       r.rankSource = {call, nullptr};
-    } else if (held == EnvironmentValue::Size) {
-      r.uniform = true;
-      r.exactSize = true;
-      r.nonZero = true;
-      r.powers.commSize = 1;
     }
     return r;
   }
@@ -349,15 +354,11 @@ Locations FlowAnalysis::Walker::pointeeOrLvalue(const Expr *arg, QualType paramT
 
 Value FlowAnalysis::Walker::queryCall(const QuerySpec &spec, const CallExpr *call,
                                       llvm::ArrayRef<const Expr *> args) {
-  Value q;
+  Value q = Value::communicatorSize();
   if (spec.what == QuerySpec::What::Rank) {
+    q = Value{};
     q.rankDerived = true;
     q.exactRank = true;
-  } else {
-    q.uniform = true;
-    q.exactSize = true;
-    q.nonZero = true;
-    q.powers.commSize = 1;
   }
   if (spec.out >= 0 && spec.out < static_cast<int>(args.size())) {
     for (const LocKey &k : pointeeLocations(args[spec.out])) {
@@ -883,13 +884,8 @@ Value FlowAnalysis::Walker::evalOperatorCall(const CXXOperatorCallExpr *call) {
     std::vector<Value> values = evalArgs(args);
     if (target.lambda)
       return callLambda(target.lambda, call, args, std::move(values));
-    if (const FunctionDecl *callee = calleeOf(call)) {
-      const FunctionDecl *definition = nullptr;
-      if (callee->hasBody(definition) && canInline(definition))
-        return callDefinition(definition, CollectiveSignatures::displayName(callee), call, args,
-                              std::move(values));
-      return unknownCall(callee, args, values);
-    }
+    if (const FunctionDecl *callee = calleeOf(call))
+      return callByBody(callee, call, args, std::move(values));
     return unknownCall(nullptr, args, values);
   }
   if (kind == OO_Equal && n == 2)
@@ -926,13 +922,8 @@ Value FlowAnalysis::Walker::evalOperatorCall(const CXXOperatorCallExpr *call) {
   }
   auto args = argsOf(call);
   std::vector<Value> values = evalArgs(args);
-  if (const FunctionDecl *callee = calleeOf(call)) {
-    const FunctionDecl *definition = nullptr;
-    if (callee->hasBody(definition) && canInline(definition))
-      return callDefinition(definition, CollectiveSignatures::displayName(callee), call, args,
-                            std::move(values));
-    return unknownCall(callee, args, values);
-  }
+  if (const FunctionDecl *callee = calleeOf(call))
+    return callByBody(callee, call, args, std::move(values));
   return unknownCall(nullptr, args, values);
 }
 

@@ -182,9 +182,7 @@ Value FlowAnalysis::Walker::withRankStorage(Value v, const Decl *storage) const 
   if (!held || (v.rankDerived && !v.guessed))
     return v;
   if (*held == QuerySpec::What::Size) {
-    Value size;
-    size.uniform = size.exactSize = size.nonZero = true;
-    size.powers.commSize = 1;
+    Value size = Value::communicatorSize();
     size.subCommunicator = v.subCommunicator;
     return size;
   }

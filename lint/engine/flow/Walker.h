@@ -292,6 +292,8 @@ private:
                                      const std::vector<Value> &values);
   Value unknownCall(const FunctionDecl *callee, llvm::ArrayRef<const Expr *> args,
                     const std::vector<Value> &values);
+  Value callByBody(const FunctionDecl *callee, const CallExpr *call,
+                   llvm::ArrayRef<const Expr *> args, std::vector<Value> values);
   const FunctionSummary *summaryOf(const FunctionDecl *callee) const;
   Value summarisedCall(const FunctionSummary &summary, const FunctionDecl *callee,
                        const CallExpr *call, llvm::ArrayRef<const Expr *> args,

@@ -5,9 +5,7 @@
 #include "clang/AST/ExprCXX.h"
 
 namespace collcheck::lint {
-namespace {
-
-std::string reducerWithOp(const ReductionEvent &event) {
+std::string describeReducer(const ReductionEvent &event) {
   switch (event.how) {
   case ReductionEvent::Averaging::AverageOp:
     return event.reducerName + " with " + event.opName;
@@ -23,12 +21,10 @@ std::string reducerWithOp(const ReductionEvent &event) {
   return event.reducerName;
 }
 
-} // namespace
-
 std::string describeAveraging(const ReductionEvent &event) {
   if (event.steps.empty())
-    return reducerWithOp(event);
-  return quoted(event.steps.front().wrapper) + " (" + reducerWithOp(event) + ")";
+    return describeReducer(event);
+  return quoted(event.steps.front().wrapper) + " (" + describeReducer(event) + ")";
 }
 
 std::string divisorText(const Origin &origin, const clang::ASTContext &context) {

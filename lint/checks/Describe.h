@@ -10,6 +10,8 @@ namespace collcheck::lint {
 // "ncclAllReduce with ncclAvg", "MPI_Allreduce with MPI_SUM then a division by the communicator
 // size", or the outermost wrapper when the reducer sits behind one.
 std::string describeAveraging(const ReductionEvent &event);
+// The reducer itself, without the wrappers in front of it (what a summary of a wrapper says).
+std::string describeReducer(const ReductionEvent &event);
 
 // The notes that walk through wrappers and end at the reducer (and its division by P).
 void addAveragingNotes(const ReductionEvent &event, Finding &finding);

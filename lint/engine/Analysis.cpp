@@ -2,6 +2,7 @@
 #include "engine/Callee.h"
 
 #include "checks/CollectiveNotReachedCheck.h"
+#include "checks/Describe.h"
 #include "checks/DoubleNormalizationCheck.h"
 #include "checks/UncompensatedMeanCheck.h"
 #include "checks/UnguardedReducedCountDivisionCheck.h"
@@ -224,21 +225,6 @@ bool writable(clang::QualType type) {
 bool worthKeeping(const ValueFacts &f) {
   return f.reduced || f.rankDerived || f.countDerived || f.meanFormed || f.exactSize ||
          f.exactRank || !f.powers.isZero() || f.mask;
-}
-
-std::string describeReducer(const ReductionEvent &event) {
-  switch (event.how) {
-  case ReductionEvent::Averaging::SumThenDivide:
-    return event.reducerName + " with " + event.opName +
-           ", then a division by the communicator size";
-  case ReductionEvent::Averaging::DivideThenSum:
-    return "a division by the communicator size, then " + event.reducerName;
-  case ReductionEvent::Averaging::PreMulSumByInverseSize:
-    return event.reducerName + " with a PreMulSum op scaling by 1/P";
-  case ReductionEvent::Averaging::AverageOp:
-    break;
-  }
-  return event.reducerName + " with " + event.opName;
 }
 
 // `effect`: the walk with rank-varying parameters, which shows what reaches a reducer; `own`: the

@@ -7,6 +7,7 @@
 #include "checks/UncompensatedMeanCheck.h"
 #include "checks/UnguardedReducedCountDivisionCheck.h"
 #include "engine/FlowAnalysis.h"
+#include "engine/flow/Helpers.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -217,11 +218,6 @@ bool throws(const clang::Stmt *s) {
   return false;
 }
 
-bool writable(clang::QualType type) {
-  return (type->isPointerType() && !type->getPointeeType().isConstQualified()) ||
-         (type->isLValueReferenceType() && !type.getNonReferenceType().isConstQualified());
-}
-
 bool worthKeeping(const ValueFacts &f) {
   return f.reduced || f.rankDerived || f.countDerived || f.meanFormed || f.exactSize ||
          f.exactRank || !f.powers.isZero() || f.mask;
@@ -242,7 +238,9 @@ FunctionSummary summarise(const clang::FunctionDecl *fn, const RootEffect &effec
     s.line = at.getLine();
   }
   auto resultOf = [&](unsigned param) {
-    return param < s.params && writable(fn->getParamDecl(param)->getType()) ? -1 : kReturned;
+    return param < s.params && flow::isOutPointerOrReference(fn->getParamDecl(param)->getType())
+               ? -1
+               : kReturned;
   };
   // An averaging reducer of a parameter: the pair is one for its callers.
   for (const ReductionEvent &event : reductions) {

@@ -327,9 +327,7 @@ Value FlowAnalysis::Walker::unknownCall(const FunctionDecl *callee,
   if (callee && !runtime)
     for (unsigned i = 0; i < args.size() && i < callee->getNumParams(); ++i) {
       QualType type = callee->getParamDecl(i)->getType();
-      bool out = (type->isPointerType() && !type->getPointeeType().isConstQualified()) ||
-                 (type->isLValueReferenceType() && !type.getNonReferenceType().isConstQualified());
-      if (out) {
+      if (isOutPointerOrReference(type)) {
         Value unknown;
         unknown.rankDerived = r.rankDerived;
         for (const LocKey &k : pointeeOrLvalue(args[i], type))

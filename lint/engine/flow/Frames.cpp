@@ -196,10 +196,8 @@ Value FlowAnalysis::Walker::inlineCall(const FunctionDecl *definition, const Exp
   for (unsigned i = 0; i < count && i < argExprs.size(); ++i) {
     const ParmVarDecl *param = definition->getParamDecl(i);
     QualType type = param->getType();
-    bool writable =
-        (type->isPointerType() && !type->getPointeeType().isConstQualified()) ||
-        (type->isLValueReferenceType() && !type.getNonReferenceType().isConstQualified()) ||
-        (isHandleType(type) && !type->isReferenceType() && !type->isPointerType());
+    bool writable = isOutPointerOrReference(type) ||
+                    (isHandleType(type) && !type->isReferenceType() && !type->isPointerType());
     if (!writable)
       continue;
     Locations targets =

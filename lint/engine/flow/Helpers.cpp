@@ -70,6 +70,11 @@ bool isHandleType(QualType type) {
   return false;
 }
 
+bool isOutPointerOrReference(QualType type) {
+  return (type->isPointerType() && !type->getPointeeType().isConstQualified()) ||
+         (type->isLValueReferenceType() && !type.getNonReferenceType().isConstQualified());
+}
+
 bool isStdContainer(const CXXRecordDecl *record) {
   if (!record || !record->getIdentifier() || !isStdDecl(record))
     return false;

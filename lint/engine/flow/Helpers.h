@@ -24,6 +24,9 @@ const Expr *strip(const Expr *e);
 bool isStdDecl(const Decl *d);
 bool isTensorLike(QualType type);
 bool isHandleType(QualType type);
+// A pointer to non-const or a non-const lvalue reference: what a callee leaves behind a parameter
+// of this type is what the caller's argument holds.
+bool isOutPointerOrReference(QualType type);
 bool isStdContainer(const CXXRecordDecl *record);
 bool isStdPair(const CXXRecordDecl *record);
 const CXXRecordDecl *fieldwiseRecord(QualType type);

@@ -118,15 +118,6 @@ private:
   std::vector<std::string> &read_;
 };
 
-// Errors are the check's to report, and only for the files it is asked to check.
-class CountErrors : public clang::DiagnosticConsumer {
-public:
-  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
-                        const clang::Diagnostic &info) override {
-    clang::DiagnosticConsumer::HandleDiagnostic(level, info);
-  }
-};
-
 // Reads a cache entry and checks every file it depends on; false when it is missing or stale.
 bool readCached(const std::string &entryPath, const std::string &key, FileHashes &hashes,
                 FileSummary &summary) {
@@ -265,7 +256,8 @@ void summariseProject(const clang::tooling::CompilationDatabase &database,
     clang::tooling::ClangTool tool(
         database, {file}, std::make_shared<clang::PCHContainerOperations>(), makeLintFileSystem());
     tool.setPrintErrorMessage(false);
-    CountErrors errors;
+    // Only counted: errors are the check's to report, for the files it is asked to check.
+    clang::DiagnosticConsumer errors;
     tool.setDiagnosticConsumer(&errors);
     for (const clang::tooling::ArgumentsAdjuster &adjuster : options.adjusters)
       tool.appendArgumentsAdjuster(adjuster);

@@ -192,6 +192,25 @@ def main():
     case("crash_segv", "bug_crash", ["segv"], 30, False, crashed("SIGSEGV"))
     case("crash_assert", "bug_crash", ["assert"], 30, False, crashed("SIGABRT"))
 
+    # The error output of a job MPI aborted in its MPI_Allreduce, which must name that call (the
+    # tracer's own queries must not be what fails). Where mpirun itself failed to relay the
+    # message, the check is left out, and said so: Open MPI 4.1's help aggregation loses it now
+    # and then when several ranks abort at once ("ORTE_ERROR_LOG: Data unpack would read past end
+    # of buffer in file .../show_help.c"; also without the tracer, about 1 run in 8 here), and
+    # under AddressSanitizer, preloaded into mpirun too, its runtime reads a freed buffer on this
+    # path (orte_rml_oob_send_buffer_nb) and is stopped before it prints.
+    def mpi_error_output(name):
+        with open(os.path.join(args.work, name + ".stderr")) as f:
+            err = f.read()
+        if "error occurred in MPI_Allreduce" in err:
+            return err
+        lost = ("show_help.c" in err and "ORTE_ERROR_LOG" in err) or (
+            args.sanitized and "AddressSanitizer" in err and "orte_rml_oob_send_buffer_nb" in err)
+        assert lost, err
+        print(f"note {name}: mpirun lost the MPI error message in Open MPI's own runtime; the "
+              "message is not checked in this run")
+        return err
+
     # Invalid arguments: MPI aborts the job in the call; each is a finding of its own kind.
     def invalid(rule, role, expected_ranks, text):
         def check(status, report):
@@ -232,9 +251,7 @@ def main():
     def invalid_handle(status, report):
         invalid("invalid-communicator", "called", [0, 1, 2, 3],
                 "allreduce called without a valid communicator")(status, report)
-        with open(os.path.join(args.work, "invalid_handle.stderr")) as f:
-            err = f.read()
-        assert "error occurred in MPI_Allreduce" in err, err
+        err = mpi_error_output("invalid_handle")
         assert "MPI_Comm_size" not in err and "MPI_Comm_rank" not in err, err
 
     case("invalid_handle", "bug_invalid", ["handle"], 30, None, invalid_handle)
@@ -242,17 +259,7 @@ def main():
     # MPI_DATATYPE_NULL: the tracer's look-up of a datatype it has not seen fails quietly, and MPI
     # reports the application's MPI_Allreduce, as untraced.
     def invalid_type(status, report):
-        with open(os.path.join(args.work, "invalid_type.stderr")) as f:
-            err = f.read()
-        # Under AddressSanitizer the runtime is preloaded into mpirun too, and on this error path
-        # Open MPI 4.1's own runtime (orte_rml_oob_send_buffer_nb sending what
-        # orte_rml_send_callback freed, from pmix_server_log) reads a freed buffer: ASan stops
-        # mpirun before it prints the MPI error. That is Open MPI's defect, not the traced job's.
-        if args.sanitized and "AddressSanitizer" in err and "orte_rml_oob_send_buffer_nb" in err:
-            print("note invalid_type: mpirun stopped by ASan in Open MPI's own runtime; the MPI "
-                  "error message is not checked here")
-        else:
-            assert "error occurred in MPI_Allreduce" in err, err
+        err = mpi_error_output("invalid_type")
         assert "MPI_Type_get_envelope" not in err, err
         assert status == 1, status
 

@@ -234,7 +234,9 @@ inline uint16_t groupOrdinal(const Record &r, uint32_t version) {
   return version >= 3 && isCallKind(r.kind) ? 0 : r.group;
 }
 // CallSite: group = site index, commId = the return address, count = its offset in the module,
-// peer = module index (-1: in no known module), no timestamp.
+// peer = module index (-1: in no known module), no timestamp; where the calling function keeps a
+// frame pointer, its own return address: aux = the address (0: none), tscStart = its offset in its
+// module, window = that module's index + 1 (0: in none).
 // Module: commRank = module index, commId = load address (the bias ELF addresses are relative
 // to), count = bytes from the lowest to the highest loadable segment end, peer = path length,
 // window = build-id length (0: none), tscStart = the lowest segment's address relative to the

@@ -21,7 +21,8 @@ bool SiteTableBuilder::add(const Record &r) {
     return false;
   if (kind == static_cast<uint8_t>(Kind::CallSite)) {
     if (r.group != kNoSite && r.group != kSiteOverflow)
-      table_.sites[r.group] = SiteInfo{r.commId, r.count, r.peer};
+      table_.sites[r.group] = SiteInfo{r.commId, r.count,    r.peer,
+                                       r.aux,    r.tscStart, static_cast<int32_t>(r.window) - 1};
   } else if (kind == static_cast<uint8_t>(Kind::Module)) {
     // A length no writer produces leaves the module unknown rather than misread.
     if (r.peer < 0 || r.window > kMaxModuleText ||
@@ -56,11 +57,14 @@ bool SiteTableBuilder::hasSite(uint16_t index) const {
   auto site = table_.sites.find(index);
   if (site == table_.sites.end())
     return false;
-  if (site->second.module < 0)
-    return true;
-  auto text = text_.find(site->second.module);
-  return text != text_.end() &&
-         std::all_of(text->second.have.begin(), text->second.have.end(), [](bool b) { return b; });
+  auto complete = [&](int32_t module) {
+    if (module < 0)
+      return true;
+    auto text = text_.find(module);
+    return text != text_.end() && std::all_of(text->second.have.begin(), text->second.have.end(),
+                                              [](bool b) { return b; });
+  };
+  return complete(site->second.module) && (!site->second.from || complete(site->second.fromModule));
 }
 
 SiteTable SiteTableBuilder::finish() {

@@ -24,6 +24,11 @@ struct SiteInfo {
   uint64_t address = 0; // the return address in the process
   uint64_t offset = 0;  // the address in the module's ELF address space (address - load)
   int32_t module = -1;  // index into SiteTable::modules, -1 when in no known module
+  // Where the function that made the call keeps a frame pointer: its own return address (the
+  // line that called the application's wrapper), 0 when not recorded.
+  uint64_t from = 0;
+  uint64_t fromOffset = 0;
+  int32_t fromModule = -1;
 };
 
 struct SiteTable {

@@ -148,6 +148,11 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     j["address"] = hexValue(r.commId);
     j["offset"] = hexValue(r.count);
     j["module"] = r.peer;
+    if (r.aux) { // the calling function's own return address (its frame pointer was followed)
+      j["from_address"] = hexValue(r.aux);
+      j["from_offset"] = hexValue(r.tscStart);
+      j["from_module"] = static_cast<int64_t>(r.window) - 1;
+    }
     break;
   case Kind::Module:
     j["module"] = r.commRank;

@@ -90,14 +90,18 @@ std::string describeRanks(const std::vector<int32_t> &ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + formatRanks(ranks);
 }
 
-std::string describeCallSite(const CallSite &site) {
-  if (site.resolved)
-    return site.file + ":" + std::to_string(site.line) +
-           (site.function.empty() ? "" : " (" + site.function + ")");
+std::string describeCodePoint(const CodePoint &point) {
+  if (point.resolved)
+    return point.file + ":" + std::to_string(point.line) +
+           (point.function.empty() ? "" : " (" + point.function + ")");
   char offset[32];
-  std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(site.offset));
-  return (site.module.empty() ? std::string("?") : site.module) + offset +
-         (site.function.empty() ? "" : " (" + site.function + ")");
+  std::snprintf(offset, sizeof offset, "+0x%llx", static_cast<unsigned long long>(point.offset));
+  return (point.module.empty() ? std::string("?") : point.module) + offset +
+         (point.function.empty() ? "" : " (" + point.function + ")");
+}
+
+std::string describeCallSite(const CallSite &site) {
+  return describeCodePoint(site) + (site.from ? ", from " + describeCodePoint(*site.from) : "");
 }
 
 } // namespace collcheck::analyzer

@@ -22,17 +22,27 @@ struct RankGroup {
 };
 
 // Where some ranks made the call a finding is about (the call at its first position, per rank).
-struct CallSite {
-  std::vector<int32_t> ranks; // world ranks, sorted
-  bool resolved = false;      // file and line known
+// A place in the application's code: a return address, symbolized where its debug information was
+// found.
+struct CodePoint {
+  bool resolved = false; // file and line known
   std::string function;
   std::string file;
   int line = 0;
   std::string module; // the object the call was made from, and the return address in it
   uint64_t offset = 0;
-  std::string hint; // when not resolved: why, and how to resolve it
 };
 // "file:line (function)" or "module+0xoffset".
+std::string describeCodePoint(const CodePoint &point);
+
+struct CallSite : CodePoint {
+  std::vector<int32_t> ranks; // world ranks, sorted
+  std::string hint;           // when not resolved: why, and how to resolve it
+  // Where the function that made the call keeps a frame pointer: the line that called it (the
+  // application's wrapper's caller).
+  std::optional<CodePoint> from;
+};
+// "file:line (function)", "module+0xoffset", then ", from " and the caller where known.
 std::string describeCallSite(const CallSite &site);
 
 struct Finding {

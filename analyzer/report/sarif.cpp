@@ -102,6 +102,16 @@ void writeSarif(std::ostream &out, const ReportInput &in) {
                          {"message",
                           {{"text", describeRanks(s.ranks) + " called here" +
                                         (s.function.empty() ? "" : " (in " + s.function + ")")}}}});
+      if (s.from && s.from->resolved)
+        related.push_back(
+            {{"id", related.size()},
+             {"physicalLocation",
+              {{"artifactLocation", sourceArtifact(s.from->file, root)},
+               {"region", {{"startLine", s.from->line}}}}},
+             {"message",
+              {{"text", describeRanks(s.ranks) + " called " +
+                            (s.function.empty() ? std::string("it") : s.function) + " here" +
+                            (s.from->function.empty() ? "" : " (in " + s.from->function + ")")}}}});
     }
     if (first)
       location["physicalLocation"] = {{"artifactLocation", sourceArtifact(first->file, root)},

@@ -107,6 +107,24 @@ nlohmann::ordered_json findingJson(const Finding &f) {
     char offset[32];
     std::snprintf(offset, sizeof offset, "0x%llx", static_cast<unsigned long long>(s.offset));
     site["offset"] = offset;
+    if (s.from) {
+      nlohmann::ordered_json from;
+      from["resolved"] = s.from->resolved;
+      from["file"] =
+          s.from->resolved ? nlohmann::ordered_json(s.from->file) : nlohmann::ordered_json(nullptr);
+      from["line"] =
+          s.from->resolved ? nlohmann::ordered_json(s.from->line) : nlohmann::ordered_json(nullptr);
+      from["function"] = s.from->function.empty() ? nlohmann::ordered_json(nullptr)
+                                                  : nlohmann::ordered_json(s.from->function);
+      from["module"] = s.from->module;
+      char fromOffset[32];
+      std::snprintf(fromOffset, sizeof fromOffset, "0x%llx",
+                    static_cast<unsigned long long>(s.from->offset));
+      from["offset"] = fromOffset;
+      site["from"] = from;
+    } else {
+      site["from"] = nullptr;
+    }
     site["text"] = describeCallSite(s);
     site["hint"] =
         s.hint.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.hint);

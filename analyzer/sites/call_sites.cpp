@@ -85,6 +85,28 @@ FileSites scanFile(const TraceFile &file, const Targets &targets, size_t wanted)
   return out;
 }
 
+// A return address of a trace's table, symbolized; `hint` says why not, where it is not.
+CodePoint pointOf(const format::SiteTable &table, uint64_t address, uint64_t offset,
+                  int32_t moduleIndex, Symbolizer &symbolizer, std::string &hint) {
+  const format::ModuleInfo *module = table.module(moduleIndex);
+  if (!module) {
+    hint = "the address lies in no module the process had loaded when it was recorded";
+    CodePoint point;
+    point.offset = address;
+    return point;
+  }
+  SourceLocation loc = symbolizer.resolve(module->path, module->buildId, offset);
+  hint = loc.hint;
+  CodePoint point;
+  point.resolved = loc.resolved;
+  point.function = loc.function;
+  point.file = loc.file;
+  point.line = loc.line;
+  point.module = loc.module;
+  point.offset = loc.offset;
+  return point;
+}
+
 } // namespace
 
 CallSiteStats attachCallSites(const TraceSet &traces, std::vector<Finding> &findings,
@@ -129,15 +151,14 @@ CallSiteStats attachCallSites(const TraceSet &traces, std::vector<Finding> &find
       const format::SiteInfo *site = perFile[f].table.site(siteIndex);
       if (!site)
         continue; // no site recorded (a caller not known, the table full or a lost record)
-      const format::ModuleInfo *module = perFile[f].table.module(site->module);
-      SourceLocation loc = module ? symbolizer.resolve(module->path, module->buildId, site->offset)
-                                  : SourceLocation{};
-      if (!module) {
-        loc.offset = site->address;
-        loc.hint = "the address lies in no module the process had loaded when it was recorded";
+      CallSite cs;
+      static_cast<CodePoint &>(cs) =
+          pointOf(perFile[f].table, site->address, site->offset, site->module, symbolizer, cs.hint);
+      if (site->from) {
+        std::string ignored;
+        cs.from = pointOf(perFile[f].table, site->from, site->fromOffset, site->fromModule,
+                          symbolizer, ignored);
       }
-      CallSite cs{{},       loc.resolved, loc.function, loc.file,
-                  loc.line, loc.module,   loc.offset,   loc.hint};
       auto [it, inserted] = grouped[finding].emplace(describeCallSite(cs), cs);
       it->second.ranks.push_back(file.worldRank);
     }

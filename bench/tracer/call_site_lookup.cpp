@@ -2,7 +2,8 @@
 // from a place takes): the wrapper's store of its return address and the look-up in the thread's
 // site cache, timed over many calls from a set of call sites, against the same loop without them.
 // Prints JSON: ns per call for each, and their difference.
-// Usage: collcheck-bench-call-site [calls [sites]]   (sites: 1 to 32 distinct callers, default 8)
+// Usage: collcheck-bench-call-site [calls [sites [frames]]]   (sites: 1 to 32 distinct callers,
+// default 8; `frames`: the calling loop keeps a frame pointer, so its caller is followed too)
 #include "call_site.h"
 #include "core.h"
 
@@ -24,7 +25,7 @@ namespace {
 // return address into the loop below.
 template <int I> [[gnu::noinline]] uint16_t named(bool withSite) {
   if (withSite) {
-    setCaller(__builtin_return_address(0));
+    setCaller(__builtin_return_address(0), COLLCHECK_CALLER_FRAME);
     return currentSite();
   }
   asm volatile("" ::: "memory");
@@ -44,6 +45,17 @@ constexpr auto kCallers = table(std::make_integer_sequence<int, 32>{});
   return sum;
 }
 
+// The same loop in a function that keeps a frame pointer: each site is then the pair (return
+// address, the loop's own return address), and a known one costs the two loads that follow it.
+[[gnu::noinline, gnu::optimize("no-omit-frame-pointer")]] uint64_t
+loopWithFrame(uint64_t calls, int sites, bool withSite) {
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < calls; ++i)
+    sum += kCallers[i % static_cast<uint64_t>(sites)](withSite);
+  asm volatile("" ::: "memory"); // a call, not a jump, for whoever calls this
+  return sum;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -51,6 +63,8 @@ int main(int argc, char **argv) {
   int sites = argc > 2 ? std::atoi(argv[2]) : 8;
   if (sites < 1 || sites > 32)
     sites = 8;
+  bool frames = argc > 3 && std::string(argv[3]) == "frames";
+  auto run = frames ? &loopWithFrame : &loop;
   auto dir =
       std::filesystem::temp_directory_path() / ("collcheck-bench-site-" + std::to_string(getpid()));
   setenv("COLLCHECK_OUTPUT", dir.c_str(), 1);
@@ -58,10 +72,13 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "cannot open a trace in %s\n", dir.c_str());
     return 1;
   }
-  loop(1000, sites, true); // first sights: the slow path, not timed
+  if (frames)
+    loopWithFrame(1000, sites, true); // first sights: the slow path, not timed
+  else
+    loop(1000, sites, true);
   auto time = [&](bool withSite) {
     auto t0 = std::chrono::steady_clock::now();
-    volatile uint64_t sink = loop(calls, sites, withSite);
+    volatile uint64_t sink = run(calls, sites, withSite);
     (void)sink;
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
            static_cast<double>(calls);
@@ -72,9 +89,10 @@ int main(int argc, char **argv) {
     without = std::min(without, time(false));
     with = std::min(with, time(true));
   }
-  std::printf("{\"calls\": %llu, \"sites\": %d, \"ns_without\": %.2f, \"ns_with_site\": %.2f, "
-              "\"ns_added\": %.2f}\n",
-              static_cast<unsigned long long>(calls), sites, without, with, with - without);
+  std::printf("{\"calls\": %llu, \"sites\": %d, \"caller_followed\": %s, \"ns_without\": %.2f, "
+              "\"ns_with_site\": %.2f, \"ns_added\": %.2f}\n",
+              static_cast<unsigned long long>(calls), sites, frames ? "true" : "false", without,
+              with, with - without);
   markFinished();
   std::filesystem::remove_all(dir);
   return 0;

@@ -114,17 +114,24 @@ def main():
     # whose object a shared compiler cache handed to this build (the same file, another folder).
     recorded_root = recorded[:-len(relative)].rstrip("/") or args.source_root
     check(wrapper.get("function") == "reduce_flags", f"in reduce_flags: {wrapper}")
+    # Built with frame pointers: the wrapper's caller is named too.
+    caller = wrapper.get("from") or {}
+    check(caller.get("line") == lines["caller"] and caller.get("function") == "agree_on_rank",
+          f"reduce-op-mismatch: called from agree_on_rank at line {lines['caller']}: {wrapper}")
 
+    # One wrapper line, reached from a line of its own on each side: the report tells them apart.
     dtype = finding(report, "datatype-mismatch")
     sites = sites_of(dtype)
-    check(sites.get((0,), {}).get("line") == lines["first"],
-          f"datatype-mismatch: rank 0 at line {lines['first']}: {dtype['call_sites']}")
-    check(sites.get(tuple(range(1, RANKS)), {}).get("line") == lines["others"],
-          f"datatype-mismatch: ranks 1-{RANKS - 1} at line {lines['others']}: {dtype['call_sites']}")
+    for ranks, line in (((0,), lines["first"]), (tuple(range(1, RANKS)), lines["others"])):
+        site = sites.get(ranks, {})
+        check(site.get("line") == lines["typed"] and (site.get("from") or {}).get("line") == line,
+              f"datatype-mismatch: ranks {ranks} in sum_one at line {lines['typed']}, from line "
+              f"{line}: {dtype['call_sites']}")
 
     text = analyze(args, traces, "--color", "never")
     # Two ranks are named one by one, three or more as a run ("ranks 1, 2", "ranks 1-3").
-    expected = f"called at: ranks 1, 2: {recorded}:{lines['others']} (main)"
+    expected = (f"called at: ranks 1, 2: {recorded}:{lines['typed']} (sum_one), from "
+                f"{recorded}:{lines['others']} (main)")
     check(expected in text, f"the text report says `{expected}`:\n{text}")
 
     html = analyze(args, traces, "--html", "-", "--quiet")
@@ -135,11 +142,13 @@ def main():
     results = {r["ruleId"]: r for r in sarif["runs"][0]["results"]}
     located = results["datatype-mismatch"]["locations"][0]["physicalLocation"]
     check(located["artifactLocation"] == {"uri": relative, "uriBaseId": "%SRCROOT%"} and
-          located["region"]["startLine"] == lines["first"],
-          f"SARIF physicalLocation {relative}:{lines['first']}: {located}")
+          located["region"]["startLine"] == lines["typed"],
+          f"SARIF physicalLocation {relative}:{lines['typed']}: {located}")
+    # Each group's call, then the line that called the wrapper.
     related = results["datatype-mismatch"].get("relatedLocations", [])
-    check(sorted(r["physicalLocation"]["region"]["startLine"] for r in related) ==
-          sorted([lines["first"], lines["others"]]), f"SARIF relatedLocations: {related}")
+    check([r["physicalLocation"]["region"]["startLine"] for r in related] ==
+          [lines["typed"], lines["first"], lines["typed"], lines["others"]],
+          f"SARIF relatedLocations: {related}")
 
     # From a folder the source is not under: an absolute file URI.
     sarif = json.loads(analyze(args, os.path.abspath(traces), "--sarif", "-", "--quiet",

@@ -29,8 +29,19 @@ namespace {
   const void *caller = __builtin_return_address(0);
   if (address)
     *address = caller;
-  setCaller(caller);
+  setCaller(caller, COLLCHECK_CALLER_FRAME);
   return currentSite();
+}
+
+// An application's own wrapper around a collective, built with a frame pointer: the site of the
+// call inside it is told apart by the line that called the wrapper. `from`: that line's return
+// address.
+[[gnu::noinline, gnu::optimize("no-omit-frame-pointer")]] uint16_t
+applicationWrapper(const void **from) {
+  *from = __builtin_return_address(0);
+  uint16_t site = siteOfMyCaller();
+  asm volatile("" ::: "memory"); // a call, not a jump: the wrapper stays on the stack
+  return site;
 }
 
 std::string traceFile(const std::filesystem::path &dir) {
@@ -69,8 +80,23 @@ TEST(CallSites, OneIndexPerReturnAddressWrittenOnceWithItsModule) {
     });
   for (std::thread &thread : threads)
     thread.join();
+  // The application's wrapper, called from two places: one site each, naming the caller.
+  const void *fromFirst = nullptr, *fromSecond = nullptr;
+  uint16_t wrappedFirst = applicationWrapper(&fromFirst);
+  uint16_t wrappedSecond = applicationWrapper(&fromSecond);
+  ASSERT_NE(fromFirst, fromSecond);
+  EXPECT_NE(wrappedFirst, wrappedSecond);
+  uint16_t inLoop[2][3]; // two more callers, each several times: the same two sites each time
+  for (int i = 0; i < 3; ++i) {
+    const void *unused = nullptr;
+    inLoop[0][i] = applicationWrapper(&unused);
+    inLoop[1][i] = applicationWrapper(&unused);
+  }
+  EXPECT_NE(inLoop[0][0], inLoop[1][0]);
+  for (int i = 1; i < 3; ++i)
+    EXPECT_TRUE(inLoop[0][i] == inLoop[0][0] && inLoop[1][i] == inLoop[1][0]) << i;
   // A caller not known costs nothing and gets no site.
-  setCaller(nullptr);
+  setCaller(nullptr, nullptr);
   EXPECT_EQ(currentSite(), format::kNoSite);
   markFinished();
 
@@ -100,6 +126,16 @@ TEST(CallSites, OneIndexPerReturnAddressWrittenOnceWithItsModule) {
   // This test program itself: its path, and an address the reader turns back into the same one.
   EXPECT_EQ(std::filesystem::canonical(module->path), std::filesystem::canonical("/proc/self/exe"));
   EXPECT_EQ(module->loadAddress + site->offset, site->address);
+  EXPECT_EQ(site->from, 0u) << "a caller without a frame pointer is not followed";
+  // The wrapper's two sites: the same return address, each with its own caller, in this program.
+  const format::SiteInfo *viaFirst = table.site(wrappedFirst);
+  const format::SiteInfo *viaSecond = table.site(wrappedSecond);
+  ASSERT_TRUE(viaFirst && viaSecond);
+  EXPECT_EQ(viaFirst->address, viaSecond->address);
+  EXPECT_EQ(viaFirst->from, reinterpret_cast<uintptr_t>(fromFirst));
+  EXPECT_EQ(viaSecond->from, reinterpret_cast<uintptr_t>(fromSecond));
+  EXPECT_EQ(viaFirst->fromModule, site->module);
+  EXPECT_EQ(module->loadAddress + viaFirst->fromOffset, viaFirst->from);
   EXPECT_GE(site->address, module->loadAddress + module->lowAddress);
   EXPECT_LT(site->address, module->loadAddress + module->lowAddress + module->span);
   // The build id, as the ELF note of the running program has it.

@@ -147,12 +147,12 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
 
   template <class Real, class Forward>
   static void call(Real real, Started (*record)(P...), void *const *fortran, Forward forward,
-                   const void *caller) {
+                   const void *caller, const void *frame) {
     auto *ierr = static_cast<MPI_Fint *>(fortran[kErrorCode]);
     if (!real) [[unlikely]]
       return missingFortran(ierr);
     CallScope scope;
-    Started started = scope.outermost() ? (setCaller(caller),
+    Started started = scope.outermost() ? (setCaller(caller, frame),
                                            start(record, fortran, std::index_sequence_for<P...>{}))
                                         : Started{};
     forward(real);
@@ -199,7 +199,8 @@ namespace format = collcheck::format;
     void *const fortran[] = {COLLCHECK_FORTRAN_ARGS_##n};                                          \
     FortranCollective<decltype(&PMPI_##name)>::call(                                               \
         resolved.get(), &start##name, fortran,                                                     \
-        [&](Real real) { real(COLLCHECK_FORTRAN_ARGS_##n); }, __builtin_return_address(0));        \
+        [&](Real real) { real(COLLCHECK_FORTRAN_ARGS_##n); }, __builtin_return_address(0),         \
+        COLLCHECK_CALLER_FRAME);                                                                   \
   }
 #define COLLCHECK_FORTRAN_COLLECTIVE(symbol, name, n)                                              \
   COLLCHECK_FORTRAN_COLLECTIVE_N(symbol, name, n)

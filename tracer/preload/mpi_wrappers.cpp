@@ -244,7 +244,9 @@ namespace format = collcheck::format;
       return missingReal(realName " not found; is this an MPI program?");                          \
     CallScope scope;                                                                               \
     Started started =                                                                              \
-        scope.outermost() ? (setCaller(__builtin_return_address(0)), record args) : Started{};     \
+        scope.outermost()                                                                          \
+            ? (setCaller(__builtin_return_address(0), COLLCHECK_CALLER_FRAME), record args)        \
+            : Started{};                                                                           \
     int rc = real args;                                                                            \
     finish(started, rc != MPI_SUCCESS);                                                            \
     return rc;                                                                                     \

@@ -297,7 +297,7 @@ std::atomic<uint64_t> initAllOrdinal{0};
     Record *record = scope.outermost() ? reserveSlot() : nullptr;                                  \
     const void *captureInput = nullptr, *captureOutput = nullptr;                                  \
     if (record) [[likely]] {                                                                       \
-      setCaller(__builtin_return_address(0));                                                      \
+      setCaller(__builtin_return_address(0), COLLCHECK_CALLER_FRAME);                              \
       Record rec{};                                                                                \
       stampCall(rec, format::Kind::kind, commOf(comm));                                            \
       rec.group = currentSite();                                                                   \

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -101,12 +102,24 @@ bool allRecording(const std::string &dir, size_t ranks) {
   return true;
 }
 
+// The seed of the random kill points: COLLCHECK_KILL_SEED where set (to replay a failure), else a
+// fresh one; printed either way, and named in every failure.
+unsigned killSeed() {
+  const char *env = std::getenv("COLLCHECK_KILL_SEED");
+  unsigned seed =
+      env ? static_cast<unsigned>(std::strtoul(env, nullptr, 10)) : std::random_device{}();
+  std::printf("kill loop seed %u (replay: COLLCHECK_KILL_SEED=%u)\n", seed, seed);
+  return seed;
+}
+
 // Kills one rank of a 3-rank job at a random point with `signal`, `iterations` times.
 void killLoop(int signal, int iterations) {
-  std::mt19937 random(std::random_device{}());
+  unsigned seed = killSeed();
+  std::mt19937 random(seed);
   const int ranks = 3;
   for (int iteration = 0; iteration < iterations; ++iteration) {
-    SCOPED_TRACE("signal " + std::to_string(signal) + " iteration " + std::to_string(iteration));
+    SCOPED_TRACE("signal " + std::to_string(signal) + " iteration " + std::to_string(iteration) +
+                 " COLLCHECK_KILL_SEED=" + std::to_string(seed));
     std::string dir = freshDir("kill-" + std::to_string(signal) + "-" + std::to_string(iteration));
     pid_t job = startTraced(ranks, COLLCHECK_PROGRAM_DIR "/mpi_forever", dir);
     // Kill once every rank is recording: a process killed while creating its file has nothing

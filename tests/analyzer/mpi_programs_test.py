@@ -33,7 +33,35 @@ def kill_leftovers(trace_dir):
             pass
 
 
-def run_job(args, program, program_args, trace_dir, timeout):
+# FileHeader::worldRank (format/record.h): -1 until the rank's MPI_Init returned.
+WORLD_RANK_OFFSET = 496
+# How long every trace must stay unchanged, all ranks initialized, for a job to count as stuck.
+QUIET_SECONDS = 2.0
+
+
+def job_state(trace_dir):
+    """The contents of the job's traces, or None while some rank has not finished MPI_Init."""
+    names = sorted(os.listdir(trace_dir))
+    if len(names) < RANKS:
+        return None
+    contents = []
+    for name in names:
+        try:
+            with open(os.path.join(trace_dir, name), "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        if len(data) < WORLD_RANK_OFFSET + 4 or struct.unpack_from(
+                "<i", data, WORLD_RANK_OFFSET)[0] < 0:
+            return None
+        contents.append(data)
+    return contents
+
+
+def run_job(args, program, program_args, trace_dir, timeout, stuck_is_end=False):
+    """Runs the job; kills it after `timeout` s, or with `stuck_is_end`, as soon as it is seen
+    stuck: every rank past MPI_Init and no trace changed for QUIET_SECONDS (a sign that it reached
+    its hang, rather than a fixed wait that a slow start outlasts). Returns whether it was killed."""
     shutil.rmtree(trace_dir, ignore_errors=True)
     os.makedirs(trace_dir)
     env = dict(os.environ, COLLCHECK_OUTPUT=trace_dir, LD_PRELOAD=args.preload)
@@ -43,13 +71,25 @@ def run_job(args, program, program_args, trace_dir, timeout):
     with open(trace_dir + ".stderr", "w") as err:
         job = subprocess.Popen(command, shell=True, env=env, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=err)
-    try:
-        job.wait(timeout=timeout)
-        killed = False
-    except subprocess.TimeoutExpired:
+    deadline = time.monotonic() + timeout
+    last, quiet_since = None, None
+    killed = False
+    while job.poll() is None:
+        now = time.monotonic()
+        if now >= deadline:
+            killed = True
+            break
+        if stuck_is_end:
+            state = job_state(trace_dir)
+            if state is None or state != last:
+                last, quiet_since = state, now
+            elif now - quiet_since >= QUIET_SECONDS:
+                killed = True
+                break
+        time.sleep(0.1)
+    if killed:
         os.killpg(job.pid, signal.SIGKILL)
         job.wait()
-        killed = True
     kill_leftovers(trace_dir)
     time.sleep(0.2)
     return killed
@@ -83,7 +123,10 @@ def main():
     def case(name, program, program_args, timeout, expect_killed, check):
         nonlocal passed
         trace_dir = os.path.join(args.work, name)
-        killed = run_job(args, program, program_args, trace_dir, timeout)
+        # A job that may hang (expect_killed not False) ends when it is seen stuck; `timeout`
+        # only bounds it.
+        killed = run_job(args, program, program_args, trace_dir, timeout,
+                         stuck_is_end=expect_killed is not False)
         try:
             if expect_killed is not None and killed != expect_killed:
                 raise AssertionError("the job was killed" if killed else "the job finished")
@@ -117,7 +160,7 @@ def main():
         assert found[0]["communicator"]["label"] == "world"
         assert status == 1
 
-    case("missing_participant", "bug_missing_participant", [], 5, None, missing)
+    case("missing_participant", "bug_missing_participant", [], 60, None, missing)
 
     for field, rule in (("kind", "kind-mismatch"), ("count", "count-mismatch"),
                         ("datatype", "datatype-mismatch"), ("op", "reduce-op-mismatch"),
@@ -129,7 +172,7 @@ def main():
             assert found[0]["seq"]["first"] == 1, found[0]
             assert status == 1
 
-        case(f"signature_{field}", "bug_signature", [field], 5, None, signature)
+        case(f"signature_{field}", "bug_signature", [field], 60, None, signature)
 
     # Ranks 0, 1 SUM and ranks 2, 3 MAX (or 8 and 4 elements): no majority, so the finding says
     # that the ranks disagree and shows both sides, blaming neither half.
@@ -146,7 +189,7 @@ def main():
             assert not ranks(found[0], "differs") and not ranks(found[0], "reference"), found[0]
             assert status == 1
 
-        case(f"tie_{field}", "bug_signature", [field, "half"], 5, None, tie)
+        case(f"tie_{field}", "bug_signature", [field, "half"], 60, None, tie)
 
     # The upper half issues its two calls in the other order: a tie as well.
     def reorder(status, report):
@@ -158,7 +201,7 @@ def main():
         assert not of(report, "kind-mismatch"), "a reorder must not cascade into mismatches"
         assert status == 1
 
-    case("reorder", "bug_reorder", [], 5, None, reorder)
+    case("reorder", "bug_reorder", [], 60, None, reorder)
 
     def hang(status, report):
         world = [f for f in of(report, "hang") if f["communicator"]["label"] == "world"]
@@ -170,7 +213,7 @@ def main():
         assert any("last sequence number reached on world" in n for n in world[0]["notes"])
         assert status == 1
 
-    case("hang", "bug_hang", [], 4, True, hang)
+    case("hang", "bug_hang", [], 60, True, hang)
 
     # Every rank dies between collectives: all calls matched, yet never "no findings".
     def crashed(signal):
@@ -347,7 +390,7 @@ def main():
             assert "which receives 128" in found[0]["message"], found[0]
             assert status == 1
 
-        case("nccl_sendrecv", "nccl_job", ["sendrecv"], 10, None, sendrecv)
+        case("nccl_sendrecv", "nccl_job", ["sendrecv"], 60, None, sendrecv)
 
     if args.neighbors:
         case("neighbors_correct", args.neighbors, [], 60, False, expect_clean)
@@ -378,7 +421,7 @@ def main():
                 assert found[0]["seq"]["first"] == 3, found[0]
                 assert status == 1
 
-            case(f"{program}_count", path, ["count"], 5, None, fortran_count)
+            case(f"{program}_count", path, ["count"], 60, None, fortran_count)
 
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0

@@ -6,6 +6,8 @@ DDP's 1/P before every bucket's all-reduce (one reducer_scale record per bucket 
 window); the gradients come out exactly as without the hook (the mean of the ranks' local
 gradients, computed here without torch.distributed); and declare_ddp returns 1/P.
 
+Then the same workers once more, started as users start them: `collcheck run -- torchrun ...`.
+
 gloo moves the buckets itself, outside MPI and NCCL, so the tracer records the declarations but not
 the all-reduces: what is tested is the declaration against the real wrapper, and that the analyzer
 refuses to call such a run clean. FSDP is not tested
@@ -17,6 +19,7 @@ Exit status 77 (skipped) when torch cannot be imported."""
 import argparse
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -137,6 +140,46 @@ def main():
     check("torch.gloo_job_is_not_passed", verdict.returncode == 2
           and "no collective was recorded" in verdict.stderr and "gloo" in verdict.stderr,
           (verdict.returncode, verdict.stdout, verdict.stderr))
+
+    # The same job started as users start it: `collcheck run -- torchrun ...`. torchrun (its own
+    # Python process, preloaded too) starts the workers and passes the environment on.
+    torchrun = shutil.which("torchrun")
+    script = os.path.join(args.work, "worker.py")
+    with open(script, "w") as f:
+        f.write(textwrap.dedent(WORKER))
+    # Debian's torchrun 1.13 under Python 3.11 cannot parse its default --redirects 0 / --tee 0
+    # (Python 3.11 no longer iterates an IntFlag's zero member: "'NoneType' object has no
+    # attribute 'get'"); 1 (stdout) parses. Checked untraced first.
+    options = ["--standalone", "--nproc_per_node", str(ranks), "--redirects", "1", "--tee", "1"]
+    untraced = torchrun and subprocess.run([torchrun, *options, "-m", "json.tool", "--help"],
+                                           capture_output=True, text=True, timeout=120)
+    if not torchrun:
+        print("note: no torchrun on PATH: the launch through torchrun is not checked")
+    elif untraced.returncode != 0:
+        print("note: torchrun fails here without the tracer too, so the launch through torchrun "
+              "is not checked: " + (untraced.stderr.strip().splitlines() or ["?"])[-1])
+    else:
+        launched = os.path.join(args.work, "torchrun-traces")
+        subprocess.run(["rm", "-rf", launched], check=True)
+        env = dict(os.environ, PYTHONPATH=args.module, OMP_NUM_THREADS="1")
+        run = subprocess.run([args.collcheck, "run", "-o", launched, "--preload", args.preload,
+                              "--", torchrun, *options, script], env=env, capture_output=True,
+                             text=True, timeout=300)
+        check("torchrun.job_ran", run.returncode == 0, (run.returncode, run.stderr[-3000:]))
+        # One trace per worker with its windows (torchrun's own process makes no collective
+        # call, so it leaves no trace).
+        windows = {}
+        for name in sorted(os.listdir(launched)) if os.path.isdir(launched) else []:
+            dump = subprocess.run([args.collcheck, "dump", os.path.join(launched, name)],
+                                  capture_output=True, text=True, check=True)
+            records = [json.loads(line) for line in dump.stdout.splitlines()[1:]]
+            windows[name] = [r["window"] for r in records if r["kind"] == "window_begin"]
+        check("torchrun.one_trace_per_worker_with_its_windows",
+              len(windows) == ranks and all(w == [0, 1] for w in windows.values()), windows)
+        verdict = subprocess.run([args.collcheck, "analyze", launched], capture_output=True,
+                                 text=True)
+        check("torchrun.gloo_job_is_not_passed", verdict.returncode == 2
+              and "gloo" in verdict.stderr, (verdict.returncode, verdict.stderr))
     return 1 if failures else 0
 
 

@@ -46,7 +46,7 @@ TEST(TracerCore, ConcurrentRecordingLosesAndCorruptsNothing) {
         Record *slot = reserveSlot();
         ASSERT_NE(slot, nullptr);
         Record rec{};
-        stampCall(rec, format::Kind::AllReduce, comm);
+        stamp(rec, format::Kind::AllReduce, comm);
         rec.count = static_cast<uint64_t>(t) << 32 | static_cast<uint64_t>(i);
         commit(*slot, rec);
         endRecord(slot, false);

@@ -10,25 +10,21 @@ namespace format = collcheck::format;
 namespace {
 
 void recordValue(format::Kind kind, double value, uint8_t op) {
-  if (Record *r = beginRecord(kind)) {
-    r->setAuxDouble(value);
-    r->op = op;
-    r->commRank = -1;
-    publish(r);
+  Record rec = stampMeta(kind);
+  rec.setAuxDouble(value);
+  rec.op = op;
+  if (Record *r = writeRecord(rec))
     endRecord(r, false);
-  }
 }
 
 } // namespace
 
 COLLCHECK_EXPORT void collcheck_window_begin(uint64_t window) {
   setWindow(static_cast<uint32_t>(window));
-  if (Record *r = beginRecord(format::Kind::WindowBegin)) {
-    r->count = window;
-    r->commRank = -1;
-    publish(r);
+  Record rec = stampMeta(format::Kind::WindowBegin);
+  rec.count = window;
+  if (Record *r = writeRecord(rec))
     endRecord(r, false);
-  }
 }
 
 COLLCHECK_EXPORT void collcheck_valid_count(double count) {

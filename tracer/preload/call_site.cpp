@@ -147,11 +147,6 @@ std::string executablePath() {
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
 }
 
-void writeRecord(const Record &rec) {
-  if (Record *slot = reserveSlot())
-    commit(*slot, rec);
-}
-
 void writeModule(const KnownModule &m, const std::string &buildId) {
   std::string text = buildId + m.name.substr(0, format::kMaxModuleText - buildId.size());
   Record rec{};

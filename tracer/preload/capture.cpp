@@ -115,10 +115,7 @@ Record *publishValues(const Record &call, int n, const double *values, bool outp
     packValues(rec, call, n, values, outputs, false);
   if (outputLater)
     rec.op |= format::kPackedOutputInDuration;
-  Record *slot = reserveSlot();
-  if (slot)
-    commit(*slot, rec);
-  return slot;
+  return writeRecord(rec);
 }
 
 } // namespace
@@ -191,21 +188,21 @@ void recordCapturedValues(const Record &call, const void *values, uint64_t eleme
     double value;
     if (!readElement(values, i, type, value))
       return;
-    Record *r = beginRecord(Kind::ValueCapture);
+    Record rec = stampMeta(Kind::ValueCapture);
+    rec.commId = call.commId;
+    rec.commRank = call.commRank;
+    rec.setSeqThread(call.seq(), call.thread());
+    rec.window = call.window;
+    rec.count = i;
+    rec.peer = static_cast<int32_t>(elements);
+    rec.dataType = call.dataType;
+    rec.setAuxDouble(value);
+    rec.flags = static_cast<uint8_t>((output ? format::kFlagCaptureOutput : 0) |
+                                     (integral(type) ? format::kFlagIntegral : 0) |
+                                     (call.flags & format::kFlagNccl) | extraFlags);
+    Record *r = writeRecord(rec);
     if (!r)
       return;
-    r->commId = call.commId;
-    r->commRank = call.commRank;
-    r->setSeqThread(call.seq(), call.thread());
-    r->window = call.window;
-    r->count = i;
-    r->peer = static_cast<int32_t>(elements);
-    r->dataType = call.dataType;
-    r->setAuxDouble(value);
-    r->flags = static_cast<uint8_t>((output ? format::kFlagCaptureOutput : 0) |
-                                    (integral(type) ? format::kFlagIntegral : 0) |
-                                    (call.flags & format::kFlagNccl) | extraFlags);
-    publish(r);
     endRecord(r, false);
   }
 }

@@ -267,75 +267,44 @@ void releaseComm(uintptr_t handle) {
   }
 }
 
-Record *beginRecord(Kind kind) {
-  Record *r = reserveSlot();
-  if (!r)
-    return nullptr;
-  if (threadIndex < 0) [[unlikely]]
-    assignThreadIndex();
-  r->tscStart = format::readTsc();
-  r->kind = static_cast<uint8_t>(kind);
-  r->window = window.load(std::memory_order_relaxed);
-  r->group = groupDepth > 0 ? groupOrdinal : 0;
-  r->setSeqThread(0, static_cast<uint16_t>(threadIndex));
-  r->peer = -1;
-  return r;
-}
-
-Record *beginCall(Kind kind, CommState *comm) {
-  Record *r = beginRecord(kind);
-  if (!r)
-    return nullptr;
-  if (comm) {
-    r->commId = comm->id;
-    r->commRank = comm->rank;
-    r->setSeqThread(comm->nextSeq.fetch_add(1, std::memory_order_relaxed),
-                    static_cast<uint16_t>(threadIndex));
-  } else {
-    r->commRank = -1;
-  }
-  return r;
-}
-
 void recordCommCreate(const CommState &comm, uint64_t parentId, format::CommOrigin origin,
                       int64_t color, uint64_t ordinal, std::span<const int32_t> worldMembers,
                       uint8_t flags) {
-  if (Record *r = beginRecord(Kind::CommCreate)) {
-    r->commId = comm.id;
-    r->commRank = comm.rank;
-    r->count = static_cast<uint64_t>(comm.size);
-    r->aux = parentId;
-    r->peer = static_cast<int32_t>(color);
-    r->op = static_cast<uint8_t>(origin);
-    r->flags = flags;
-    r->setSeqThread(ordinal, r->thread());
-    publish(r);
+  Record rec = stampMeta(Kind::CommCreate);
+  rec.commId = comm.id;
+  rec.commRank = comm.rank;
+  rec.count = static_cast<uint64_t>(comm.size);
+  rec.aux = parentId;
+  rec.peer = static_cast<int32_t>(color);
+  rec.op = static_cast<uint8_t>(origin);
+  rec.flags = flags;
+  rec.setSeqThread(ordinal, rec.thread());
+  if (Record *r = writeRecord(rec))
     endRecord(r, false);
-  }
   for (size_t first = 0; first < worldMembers.size(); first += format::kMembersPerRecord) {
-    Record *r = beginRecord(Kind::CommMembers);
+    Record members = stampMeta(Kind::CommMembers);
+    // The member payload overlays bytes 24..59 (timestamp to window): the total is in CommCreate.
+    members.commId = comm.id;
+    members.setSeqThread(first, members.thread());
+    members.flags = flags;
+    for (int i = 0; i < format::kMembersPerRecord; ++i)
+      format::setMemberAt(members, i,
+                          first + i < worldMembers.size() ? worldMembers[first + i] : -1);
+    Record *r = writeRecord(members);
     if (!r)
       return;
-    // The member payload overlays bytes 24..59 (timestamp to window): the total is in CommCreate.
-    r->commId = comm.id;
-    r->setSeqThread(first, r->thread());
-    r->flags = flags;
-    for (int i = 0; i < format::kMembersPerRecord; ++i)
-      format::setMemberAt(*r, i, first + i < worldMembers.size() ? worldMembers[first + i] : -1);
-    publish(r);
     endRecord(r, false);
   }
 }
 
 void recordCommRelease(const CommState &comm, format::CommReleaseHow how, uint8_t flags) {
-  if (Record *r = beginRecord(Kind::CommRelease)) {
-    r->commId = comm.id;
-    r->commRank = comm.rank;
-    r->op = static_cast<uint8_t>(how);
-    r->flags = flags;
-    publish(r);
+  Record rec = stampMeta(Kind::CommRelease);
+  rec.commId = comm.id;
+  rec.commRank = comm.rank;
+  rec.op = static_cast<uint8_t>(how);
+  rec.flags = flags;
+  if (Record *r = writeRecord(rec))
     endRecord(r, false);
-  }
 }
 
 int32_t worldRank() {
@@ -369,6 +338,8 @@ void markFinished() {
     w->finish();
 }
 
+// Not through stamp(): in a signal handler, where a thread without an index gets none (assigning
+// one is not async-signal-safe) and only the mapped part of the file may be written.
 void recordProcessSignal(int signal) {
   format::Writer *w = writerPtr.load(std::memory_order_acquire);
   Record *r = w ? w->reserveMapped() : nullptr;

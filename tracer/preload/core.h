@@ -106,10 +106,12 @@ private:
 // A reserved slot, or null when tracing is off or the file is full.
 Record *reserveSlot();
 
-// Fills the fields every sequenced call has and takes the communicator's next sequence number.
-// Bytes 2..3 (`group`) take the call site (call_site.h), which the wrapper sets after this: a
-// call's NCCL group is that of its thread's GroupStart record before it.
-inline void stampCall(Record &rec, Kind kind, CommState *comm) {
+// The one way a record is built: stamp() fills, in a local, the fields every record has (kind,
+// thread, window, timestamp; on a communicator its id, the rank and the next sequence number),
+// the caller fills the rest, and commit() (or writeRecord()) puts it into its slot. Bytes 2..3
+// (`group`) are left to the caller: a call's site (call_site.h; a call's NCCL group is that of its
+// thread's GroupStart record before it), or stampMeta()'s group ordinal on other records.
+inline void stamp(Record &rec, Kind kind, CommState *comm) {
   int32_t thread = detail::threadIndex;
   if (thread < 0) [[unlikely]]
     thread = detail::assignThreadIndex();
@@ -137,12 +139,20 @@ inline void commit(Record &slot, const Record &rec) {
   std::atomic_ref<uint16_t>(slot.check).store(check, std::memory_order_release);
 }
 
-// A slot filled with the fields every record has (kind, thread, window, group, timestamp), or null
-// when tracing is off or the file is full. The caller fills the rest and calls publish().
-Record *beginRecord(Kind kind);
-inline void publish(Record *r) {
-  if (r)
-    format::publish(*r);
+// A record on no communicator: stamp() and the thread's NCCL group ordinal (0 outside a group).
+inline Record stampMeta(Kind kind) {
+  Record rec{};
+  stamp(rec, kind, nullptr);
+  rec.group = detail::groupDepth > 0 ? detail::groupOrdinal : 0;
+  return rec;
+}
+// Reserves a slot and commits `rec` into it: the slot, or null when tracing is off or the file is
+// full (nothing written).
+inline Record *writeRecord(const Record &rec) {
+  Record *slot = reserveSlot();
+  if (slot)
+    commit(*slot, rec);
+  return slot;
 }
 // Records that a published call returned: with its duration under COLLCHECK_DURATIONS=1, else as
 // one store without reading the clock again.
@@ -151,9 +161,6 @@ inline void endRecord(Record *r, bool failed) {
     return;
   format::storeDuration(*r, detail::measureDurations ? format::readTsc() - r->tscStart : 0, failed);
 }
-
-// Sequenced call on a communicator: begins the record and stamps comm id, rank and sequence.
-Record *beginCall(Kind kind, CommState *comm);
 
 // Writes a CommCreate record and the CommMembers records of its member list (world ranks).
 void recordCommCreate(const CommState &comm, uint64_t parentId, format::CommOrigin origin,

@@ -381,11 +381,10 @@ void recordCreated(MPI_Comm parent, MPI_Comm created, format::CommOrigin origin,
 }
 
 Record *startInit(int required) {
-  Record *record = beginRecord(Kind::Init);
-  if (record && required >= 0)
-    record->count = static_cast<uint64_t>(required);
-  publish(record);
-  return record;
+  Record rec = stampMeta(Kind::Init);
+  if (required >= 0)
+    rec.count = static_cast<uint64_t>(required);
+  return writeRecord(rec);
 }
 
 void finishInit(Record *record, bool outermost, bool ok, int threadLevel) {
@@ -394,11 +393,7 @@ void finishInit(Record *record, bool outermost, bool ok, int threadLevel) {
   endRecord(record, !ok);
 }
 
-Record *startFinalize() {
-  Record *record = beginRecord(Kind::Finalize);
-  publish(record);
-  return record;
-}
+Record *startFinalize() { return writeRecord(stampMeta(Kind::Finalize)); }
 
 void finishFinalize(Record *record, bool outermost, bool ok) {
   endRecord(record, !ok);

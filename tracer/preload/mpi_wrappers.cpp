@@ -202,7 +202,7 @@ namespace format = collcheck::format;
     const void *captureInput = nullptr, *captureOutput = nullptr;                                  \
     CommState *state = commOf(comm);                                                               \
     Record rec{};                                                                                  \
-    stampCall(rec, format::Kind::kind, state);                                                     \
+    stamp(rec, format::Kind::kind, state);                                                         \
     rec.group = currentSite();                                                                     \
     if (state && state->remoteSize >= 0) [[unlikely]]                                              \
       rec.flags |= format::kFlagIntercomm;                                                         \

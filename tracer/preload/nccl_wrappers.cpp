@@ -273,11 +273,9 @@ void rankAndSize(ncclComm_t comm, int &rank, int &size) {
 }
 
 Record *recordMeta(format::Kind kind) {
-  Record *r = beginRecord(kind);
-  if (r)
-    r->flags = format::kFlagNccl;
-  publish(r);
-  return r;
+  Record rec = stampMeta(kind);
+  rec.flags = format::kFlagNccl;
+  return writeRecord(rec);
 }
 
 std::atomic<uint64_t> initAllOrdinal{0};
@@ -299,7 +297,7 @@ std::atomic<uint64_t> initAllOrdinal{0};
     if (record) [[likely]] {                                                                       \
       setCaller(__builtin_return_address(0), COLLCHECK_CALLER_FRAME);                              \
       Record rec{};                                                                                \
-      stampCall(rec, format::Kind::kind, commOf(comm));                                            \
+      stamp(rec, format::Kind::kind, commOf(comm));                                                \
       rec.group = currentSite();                                                                   \
       fill;                                                                                        \
       commit(*record, rec);                                                                        \
@@ -486,19 +484,18 @@ COLLCHECK_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *sc
   ncclResult_t rc = real(op, scalar, datatype, residence, comm);
   if (rc == ncclSuccess && scope.outermost()) {
     rememberOp(comm, *op, known, value);
-    if (Record *r = beginCall(format::Kind::RedOpCreate, nullptr)) {
-      CommState *state = commOf(comm);
-      r->commId = state ? state->id : 0;
-      r->commRank = state ? state->rank : -1;
-      r->op = static_cast<uint8_t>(ReduceOp::PreMulSum);
-      r->dataType = static_cast<uint8_t>(mapDataType(datatype));
-      r->count = static_cast<uint64_t>(*op);
-      r->flags = format::kFlagNccl | (known ? 0 : format::kFlagScalarUnknown);
-      if (known)
-        r->setAuxDouble(value);
-      publish(r);
+    CommState *state = commOf(comm);
+    Record rec = stampMeta(format::Kind::RedOpCreate);
+    rec.commId = state ? state->id : 0;
+    rec.commRank = state ? state->rank : -1;
+    rec.op = static_cast<uint8_t>(ReduceOp::PreMulSum);
+    rec.dataType = static_cast<uint8_t>(mapDataType(datatype));
+    rec.count = static_cast<uint64_t>(*op);
+    rec.flags = format::kFlagNccl | (known ? 0 : format::kFlagScalarUnknown);
+    if (known)
+      rec.setAuxDouble(value);
+    if (Record *r = writeRecord(rec))
       endRecord(r, false);
-    }
   }
   return rc;
 }
@@ -508,15 +505,15 @@ COLLCHECK_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) 
   CallScope scope;
   if (scope.outermost())
     forgetOp(comm, op);
-  if (scope.outermost())
-    if (Record *r = beginCall(format::Kind::RedOpDestroy, nullptr)) {
-      CommState *state = commOf(comm);
-      r->commId = state ? state->id : 0;
-      r->commRank = state ? state->rank : -1;
-      r->count = static_cast<uint64_t>(op);
-      r->flags = format::kFlagNccl;
-      publish(r);
+  if (scope.outermost()) {
+    CommState *state = commOf(comm);
+    Record rec = stampMeta(format::Kind::RedOpDestroy);
+    rec.commId = state ? state->id : 0;
+    rec.commRank = state ? state->rank : -1;
+    rec.count = static_cast<uint64_t>(op);
+    rec.flags = format::kFlagNccl;
+    if (Record *r = writeRecord(rec))
       endRecord(r, false);
-    }
+  }
   return real(op, comm);
 }

@@ -108,6 +108,34 @@ def main():
 
     case("correct_uniform", "correct_uniform", [], 60, False, expect_clean)
     case("correct_derived_counts", "correct_derived_counts", [], 60, False, expect_clean)
+    # MPI matches type signatures: the same data through different types is no mismatch.
+    case("type_signatures_equal", "type_signatures", ["equal"], 60, False, expect_clean)
+
+    # A real signature mismatch is reported, each side described as the rank passed it.
+    for mode, rule, sides in (
+            ("float", "datatype-mismatch",
+             ("datatype float32 on ranks 0, 2, 3",
+              "datatype int32 (a derived type of 4 x int32) on rank 1")),
+            ("count", "count-mismatch",
+             ("count 3 on ranks 0, 2, 3", "count 4 (1 x derived (4 x int32)) on rank 1")),
+            ("mixed", "datatype-mismatch", ("datatype mixed signature", "on rank 1"))):
+        def signature_types(status, report, rule=rule, sides=sides, mode=mode):
+            found = of(report, rule)
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            message = found[0]["message"]
+            assert all(s in message for s in sides), message
+            assert ranks(found[0], "differs") == [1], found[0]
+            details = [g["detail"] for g in found[0]["groups"]]
+            if mode != "mixed":
+                assert "broadcast(1 x derived (4 x int32), root 0)" in details, details
+            else:
+                assert all(d.startswith("allgather(1 x derived (mixed signature ") for d in
+                           details), details
+            others = {f["rule"] for f in report["findings"]} & PARTICIPATION
+            assert others == {rule}, others
+            assert status == 1
+
+        case(f"type_signatures_{mode}", "type_signatures", [mode], 30, None, signature_types)
 
     def missing(status, report):
         found = of(report, "missing-participant")

@@ -38,6 +38,11 @@ public:
     const format::Record *negative = nullptr;
     if (!e.allMatched && !ranksWith(e, hasNegativeCount, negative).empty())
       return; // negative-count's: a count MPI rejects is no mismatch to weigh
+    // invalid-datatype's: a count of no datatype is in no unit the others' can be weighed against
+    // (theirs may count the elements of a derived type).
+    const format::Record *invalidType = nullptr;
+    if (!ranksWith(e, hasInvalidDatatype, invalidType).empty())
+      return;
     if (hasVariableCounts(e.reference)) {
       checkTotals(e, ctx);
       return;

@@ -17,7 +17,8 @@ RANKS = 4
 PARTICIPATION = {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
                  "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch",
                  "collective-reorder", "send-recv-mismatch", "hang", "incomplete-trace",
-                 "rank-ended-unfinished", "invalid-communicator", "negative-count", "invalid-root"}
+                 "rank-ended-unfinished", "invalid-communicator", "negative-count", "invalid-root",
+                 "invalid-datatype"}
 
 
 def kill_leftovers(trace_dir):
@@ -285,11 +286,17 @@ def main():
     case("invalid_handle", "bug_invalid", ["handle"], 30, None, invalid_handle)
 
     # MPI_DATATYPE_NULL: the tracer's look-up of a datatype it has not seen fails quietly, and MPI
-    # reports the application's MPI_Allreduce, as untraced.
+    # reports the application's MPI_Allreduce, as untraced. The call is recorded with an invalid
+    # datatype: its finding, no datatype or count mismatch, and no unexplained hang.
     def invalid_type(status, report):
+        invalid("invalid-datatype", "invalid datatype", [0, 1, 2, 3],
+                "allreduce on world called with a handle that is no datatype on ranks 0-3")(
+                    status, report)
+        assert not of(report, "datatype-mismatch"), [f["message"] for f in report["findings"]]
+        for f in of(report, "hang"):
+            assert any("passed a handle that is no datatype" in n for n in f["notes"]), f
         err = mpi_error_output("invalid_type")
         assert "MPI_Type_get_envelope" not in err, err
-        assert status == 1, status
 
     case("invalid_type", "bug_invalid", ["type"], 30, None, invalid_type)
 

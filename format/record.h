@@ -87,7 +87,7 @@ enum class DataType : uint8_t {
   Count
 };
 std::string_view dataTypeName(DataType type);
-// Bytes of one element; 0 where it depends (Derived, Unknown, Pair).
+// Bytes of one element; 0 where it depends (Derived, Unknown, Pair, Mixed, Invalid).
 uint32_t dataTypeSize(DataType type);
 
 enum class ReduceOp : uint8_t {

@@ -64,6 +64,36 @@ int main(int argc, char **argv) {
       MPI_Bcast(buffer, 2, twoInts, 0, MPI_COMM_WORLD);
     else
       MPI_Bcast(buffer, 4, MPI_INT, 0, MPI_COMM_WORLD);
+    /* Indexed blocks of 1 and 3 ints, a struct {int, int[2], int} and a 2 x 2 subarray of a 4 x 4
+     * grid of ints: 4 ints each, against a contiguous type of 4. */
+    int lengths[3] = {1, 2, 1}, offsets[3] = {0, 2, 6}, grid[2] = {4, 4}, part[2] = {2, 2},
+        start[2] = {1, 1};
+    MPI_Aint places[4] = {0, 4, 12, 16};
+    MPI_Datatype indexed, spread, subarray, ints[3] = {MPI_INT, MPI_INT, MPI_INT};
+    int blocks[2] = {1, 3};
+    MPI_Type_indexed(2, blocks, offsets, MPI_INT, &indexed);
+    indexed = commit(indexed);
+    MPI_Type_create_struct(3, lengths, places, ints, &spread);
+    spread = commit(spread);
+    MPI_Type_create_subarray(2, grid, part, start, MPI_ORDER_C, MPI_INT, &subarray);
+    subarray = commit(subarray);
+    MPI_Datatype shapes[4] = {four, indexed, spread, subarray};
+    for (int i = 0; i < 4; ++i)
+      MPI_Bcast(buffer, 1, shapes[(i + rank) % 4], 0, MPI_COMM_WORLD);
+    MPI_Type_free(&indexed);
+    MPI_Type_free(&spread);
+    MPI_Type_free(&subarray);
+    /* A flat struct {int, float, int, float} against 2 x {int, float}: one signature, built
+     * differently. */
+    int ones[4] = {1, 1, 1, 1};
+    MPI_Datatype flat, alternating[4] = {MPI_INT, MPI_FLOAT, MPI_INT, MPI_FLOAT};
+    MPI_Type_create_struct(4, ones, places, alternating, &flat);
+    flat = commit(flat);
+    if (odd)
+      MPI_Bcast(buffer, 1, flat, 0, MPI_COMM_WORLD);
+    else
+      MPI_Bcast(buffer, 2, intFloat, 0, MPI_COMM_WORLD);
+    MPI_Type_free(&flat);
     /* Mixed signatures: 2 x {int, float} against 1 x contiguous(2, {int, float}). */
     MPI_Allgather(buffer, odd ? 1 : 2, odd ? twoIntFloat : intFloat, all, 2, intFloat,
                   MPI_COMM_WORLD);

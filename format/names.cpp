@@ -22,10 +22,11 @@ constexpr std::array<std::string_view, static_cast<size_t>(DataType::Count)> kDa
     "int32",       "uint32",  "int64",     "uint64",      "float16",
     "bfloat16",    "float32", "float64",   "long_double", "float8_e4m3",
     "float8_e5m2", "byte",    "char",      "bool",        "pair",
-    "derived",     "unknown", "complex32", "complex64",   "complex_long_double"};
+    "derived",     "unknown", "complex32", "complex64",   "complex_long_double",
+    "mixed",       "invalid"};
 
 constexpr std::array<uint32_t, static_cast<size_t>(DataType::Count)> kDataTypeSizes = {
-    0, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 16, 1, 1, 1, 1, 1, 0, 0, 0, 8, 16, 32};
+    0, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 16, 1, 1, 1, 1, 1, 0, 0, 0, 8, 16, 32, 0, 0};
 
 constexpr std::array<std::string_view, static_cast<size_t>(ReduceOp::Count)> kOps = {
     "none", "sum", "prod", "max",  "min",    "avg",    "premulsum", "land",  "band",

@@ -75,16 +75,19 @@ enum class DataType : uint8_t {
   Char,    // MPI_CHAR (character data, distinct from Int8 in MPI's type matching)
   Bool,    // MPI_C_BOOL, MPI_CXX_BOOL
   Pair,    // MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT ... (MAXLOC/MINLOC pairs)
-  Derived, // an MPI derived type: compared by its size in bytes (Record::flags kDerivedSize)
+  Derived, // an MPI derived type whose signature is not known: Record::aux its size (kFlagDerived)
   Unknown,
   // Added after Unknown, so that the values before keep their meaning in older traces.
   Complex32,   // MPI_C_FLOAT_COMPLEX, MPI_CXX_FLOAT_COMPLEX, MPI_COMPLEX: two float32
   Complex64,   // MPI_C_DOUBLE_COMPLEX, MPI_CXX_DOUBLE_COMPLEX, MPI_DOUBLE_COMPLEX: two float64
   ComplexLong, // MPI_C_LONG_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX: two long doubles
+  // Added after ComplexLong. A reader that predates them names them "invalid".
+  Mixed,   // an MPI derived type of several basic types, by its signature (kFlagDerived below)
+  Invalid, // a handle MPI rejected as a datatype (MPI_DATATYPE_NULL, a freed type)
   Count
 };
 std::string_view dataTypeName(DataType type);
-// Bytes of one element; 0 where it depends (Derived, Unknown, Pair).
+// Bytes of one element; 0 where it depends (Derived, Unknown, Pair, Mixed, Invalid).
 uint32_t dataTypeSize(DataType type);
 
 enum class ReduceOp : uint8_t {
@@ -154,7 +157,7 @@ enum : uint8_t {
   kFlagNccl = 1u << 0,          // issued through the NCCL API (else MPI)
   kFlagNonBlocking = 1u << 1,   // MPI_I* form, recorded when issued
   kFlagInPlace = 1u << 2,       // MPI_IN_PLACE or NCCL sendbuff == recvbuff
-  kFlagDerivedSize = 1u << 3,   // DataType::Derived: Record::aux holds the type size in bytes
+  kFlagDerived = 1u << 3,       // an MPI derived datatype: see derivedFactor() for the encoding
   kFlagScalarUnknown = 1u << 4, // PreMulSum scalar lives on the device: not recorded
   kFlagCaptureOutput = 1u << 5, // ValueCapture: output value (else input)
   kFlagIntercomm = 1u << 5,     // a sequenced MPI call on an intercommunicator (the bit is
@@ -165,6 +168,35 @@ enum : uint8_t {
                                 // bit is kFlagIntegral on ValueCapture and ValidCount records)
   kFlagDeviceBuffer = 1u << 7,  // ValueCapture: copied from device memory
 };
+
+// An MPI derived datatype (kFlagDerived) is recorded by its type signature, the sequence of basic
+// types it stands for, as MPI matches it. The signature of one item is u^k, where u is the
+// shortest sequence it repeats (its unit); a call's count then counts units, so that 1 item of
+// MPI_Type_contiguous(4, MPI_INT) and 4 MPI_INT are both 4 units of int32. By dataType:
+// - a basic type (homogeneous signature, u = one element): count in elements of that type; aux,
+//   on kinds whose table entry gives it no other use, the elements per item (k);
+// - Mixed (u of several types): count in units; aux, on those kinds, packed by derivedMixedAux:
+//   bits 0..31 a hash of u (types and run lengths), 32..47 units per item (k), 48..63 the bytes
+//   of u (0 where more than 65535);
+// - Derived: the signature is not known (tracers before signatures, a type beyond what the tracer
+//   flattens): count in items; aux, on those kinds, the type's size in bytes.
+// The kinds whose aux counts a total (gatherv, scatterv, allgatherv, alltoallv, MPI's
+// reduce_scatter) keep it for the total, in the same units as count.
+inline constexpr uint64_t derivedMixedAux(uint32_t unitHash, uint64_t unitsPerItem,
+                                          uint64_t unitBytes) {
+  return uint64_t{unitHash} | (unitsPerItem & 0xffff) << 32 |
+         (unitBytes <= 0xffff ? unitBytes : 0) << 48;
+}
+inline constexpr uint32_t derivedMixedHash(uint64_t aux) { return static_cast<uint32_t>(aux); }
+inline constexpr uint64_t derivedMixedUnitsPerItem(uint64_t aux) { return (aux >> 32) & 0xffff; }
+inline constexpr uint64_t derivedMixedUnitBytes(uint64_t aux) { return aux >> 48; }
+// Units per item of a derived type recorded as (dataType, aux): what a count of items is
+// multiplied by to give the record's count (1 for Derived, counted in items).
+inline constexpr uint64_t derivedFactor(DataType type, uint64_t aux) {
+  return type == DataType::Derived ? 1
+         : type == DataType::Mixed ? derivedMixedUnitsPerItem(aux)
+                                   : aux;
+}
 
 // Record::duration: written once when the call returns. Zero: it never returned (the process was
 // stuck in it or died in it). Otherwise bits 0..30 hold the duration in timestamp-counter ticks

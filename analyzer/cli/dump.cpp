@@ -64,7 +64,7 @@ ordered_json flagsJson(uint8_t flags, bool intercomm, bool call) {
       {format::kFlagNccl, "nccl"},
       {format::kFlagNonBlocking, "nonblocking"},
       {format::kFlagInPlace, "in_place"},
-      {format::kFlagDerivedSize, "derived_size"},
+      {format::kFlagDerived, "derived"},
       {format::kFlagScalarUnknown, "scalar_unknown"},
       {format::kFlagCaptureOutput, "capture_output"},
       {format::kFlagIntegral, "integral"},

@@ -64,9 +64,66 @@ bool isNeighborhood(Kind kind) {
 
 namespace {
 
+using format::DataType;
+
+DataType dataTypeOf(const Record &r) { return static_cast<DataType>(r.dataType); }
+
+// A derived type recorded by its size (older traces, or a signature the tracer did not flatten).
 bool derivedSized(const Record &r) {
-  return r.dataType == static_cast<uint8_t>(format::DataType::Derived) &&
-         (r.flags & format::kFlagDerivedSize) && !hasVariableCounts(r);
+  return dataTypeOf(r) == DataType::Derived && (r.flags & format::kFlagDerived) &&
+         !hasVariableCounts(r);
+}
+
+// Whether aux describes the record's derived type (format/record.h, kFlagDerived): not on the
+// kinds that count a total there.
+bool describesDerived(const Record &r) {
+  return (r.flags & format::kFlagDerived) && !hasVariableCounts(r);
+}
+
+// The items the application passed, where the record counts units of a derived type: count /
+// units per item; 0 when that is not known.
+uint64_t itemsPassed(const Record &r) {
+  if (!describesDerived(r) || dataTypeOf(r) == DataType::Derived)
+    return 0;
+  uint64_t factor = format::derivedFactor(dataTypeOf(r), r.aux);
+  return factor && r.count % factor == 0 ? r.count / factor : 0;
+}
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+// One unit of a record's datatype: "int32", "mixed signature 1a2b3c4d of 8 bytes".
+std::string unitName(const Record &r) {
+  if (dataTypeOf(r) != DataType::Mixed)
+    return std::string(format::dataTypeName(dataTypeOf(r)));
+  if (!describesDerived(r))
+    return "mixed signature";
+  std::string name = "mixed signature " + hex32(format::derivedMixedHash(r.aux));
+  if (uint64_t bytes = format::derivedMixedUnitBytes(r.aux))
+    name += " of " + std::to_string(bytes) + " bytes";
+  return name;
+}
+
+// What the call passed, in count and type: "16 x int32", "1 x derived (4 x int32)", "12 x int32
+// in a derived type" (a v-collective: the counts in elements), "2 x derived of 12 bytes".
+std::string describeElements(const Record &r) {
+  // An MPI count is an int: a negative one the application passed arrives sign-extended.
+  std::string count =
+      r.count >> 63 ? std::to_string(static_cast<int64_t>(r.count)) : std::to_string(r.count);
+  if (!(r.flags & format::kFlagDerived) || r.count >> 63)
+    return count + " x " + unitName(r);
+  if (dataTypeOf(r) == DataType::Derived)
+    return count + " x derived" +
+           (derivedSized(r) ? " of " + std::to_string(r.aux) + " bytes" : "");
+  if (uint64_t items = itemsPassed(r)) {
+    uint64_t factor = format::derivedFactor(dataTypeOf(r), r.aux);
+    return std::to_string(items) + " x derived (" +
+           (factor == 1 ? "" : std::to_string(factor) + " x ") + unitName(r) + ")";
+  }
+  return count + " x " + unitName(r) + " in a derived type";
 }
 
 } // namespace
@@ -74,7 +131,9 @@ bool derivedSized(const Record &r) {
 uint64_t payloadBytes(const Record &r, uint64_t count) {
   if (derivedSized(r))
     return count * r.aux;
-  return count * format::dataTypeSize(static_cast<format::DataType>(r.dataType));
+  if (dataTypeOf(r) == DataType::Mixed)
+    return describesDerived(r) ? count * format::derivedMixedUnitBytes(r.aux) : 0;
+  return count * format::dataTypeSize(dataTypeOf(r));
 }
 
 bool onIntercomm(const Record &r) {
@@ -94,10 +153,15 @@ uint32_t signatureDifferences(const Record &a, const Record &b) {
   // others, by design: the roots of one group's records are not comparable.
   if (isRooted(kind) && a.peer != b.peer && !onIntercomm(a))
     diff |= kFieldRoot;
+  // Derived types are recorded by their signature (format/record.h, kFlagDerived): a homogeneous
+  // one as its basic type, counted in elements, so it compares with that type passed directly.
   if (a.dataType != b.dataType) {
     diff |= kFieldDataType;
   } else if (derivedSized(a) && a.aux != b.aux) {
     diff |= kFieldDataType; // two derived types of different sizes
+  } else if (dataTypeOf(a) == DataType::Mixed && describesDerived(a) && describesDerived(b) &&
+             format::derivedMixedHash(a.aux) != format::derivedMixedHash(b.aux)) {
+    diff |= kFieldDataType; // two mixed signatures with different units
   }
   if (!hasVariableCounts(a) && a.count != b.count)
     diff |= kFieldCount;
@@ -132,19 +196,29 @@ std::string_view fieldName(SignatureField field) {
 }
 
 std::string describeField(const Record &r, SignatureField field) {
-  auto dtype = static_cast<format::DataType>(r.dataType);
   switch (field) {
   case kFieldKind:
     return std::string(format::kindName(kindOf(r))) +
            ((r.flags & format::kFlagNonBlocking)  ? " (non-blocking)"
             : (r.flags & format::kFlagPersistent) ? " (persistent init)"
                                                   : "");
-  case kFieldCount:
-    return "count " + std::to_string(r.count);
+  case kFieldCount: {
+    std::string count = "count " + std::to_string(r.count);
+    if (itemsPassed(r))
+      count += " (" + describeElements(r) + ")";
+    return count;
+  }
   case kFieldDataType: {
-    std::string name(format::dataTypeName(dtype));
+    std::string name = unitName(r);
     if (derivedSized(r))
       name += " of " + std::to_string(r.aux) + " bytes";
+    else if (dataTypeOf(r) != DataType::Derived && dataTypeOf(r) != DataType::Mixed &&
+             (r.flags & format::kFlagDerived))
+      name += describesDerived(r)
+                  ? " (a derived type of " +
+                        std::to_string(format::derivedFactor(dataTypeOf(r), r.aux)) + " x " +
+                        unitName(r) + ")"
+                  : " (in a derived type)";
     return "datatype " + name;
   }
   case kFieldOp:
@@ -169,11 +243,7 @@ std::string describeCall(const Record &r) {
     out += "_init";
   if (kind == Kind::Barrier)
     return out;
-  // An MPI count is an int: a negative one the application passed arrives sign-extended.
-  std::string count =
-      r.count >> 63 ? std::to_string(static_cast<int64_t>(r.count)) : std::to_string(r.count);
-  out += "(" + count + " x " +
-         std::string(format::dataTypeName(static_cast<format::DataType>(r.dataType)));
+  out += "(" + describeElements(r);
   if (isReduction(kind)) {
     auto op = static_cast<format::ReduceOp>(r.op);
     out += ", " + std::string(format::reduceOpName(op));

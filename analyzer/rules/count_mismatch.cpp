@@ -38,6 +38,11 @@ public:
     const format::Record *negative = nullptr;
     if (!e.allMatched && !ranksWith(e, hasNegativeCount, negative).empty())
       return; // negative-count's: a count MPI rejects is no mismatch to weigh
+    // invalid-datatype's: a count of no datatype is in no unit the others' can be weighed against
+    // (theirs may count the elements of a derived type).
+    const format::Record *invalidType = nullptr;
+    if (!ranksWith(e, hasInvalidDatatype, invalidType).empty())
+      return;
     if (hasVariableCounts(e.reference)) {
       checkTotals(e, ctx);
       return;
@@ -57,9 +62,13 @@ private:
       const format::Record *rec = e.records[r];
       if (!rec || !issued(e.presence[r]))
         return; // with a rank missing the totals are undecidable
-      // A derived datatype's record carries its size in bytes where the totals would be: they are
-      // not known, and the bytes alone do not say how the other side counts them.
-      if (rec->flags & format::kFlagDerivedSize)
+      // A derived type of unknown signature carries its size in bytes where the totals would be:
+      // they are not known. A mixed signature's totals count units whose signature the record
+      // cannot carry beside them: not comparable either. (A homogeneous one counts elements of
+      // its basic type, on both sides: those add up.)
+      if ((rec->flags & format::kFlagDerived) &&
+          (rec->dataType == static_cast<uint8_t>(format::DataType::Derived) ||
+           rec->dataType == static_cast<uint8_t>(format::DataType::Mixed)))
         return;
       // On an intercommunicator the totals are the other group's, whose records are checked
       // apart (each group has its own id): nothing here to add them up against.

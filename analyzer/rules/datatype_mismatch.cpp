@@ -1,5 +1,6 @@
 // datatype-mismatch: the same collective with different element datatypes across ranks.
 #include "field_mismatch.h"
+#include "invalid_arguments.h"
 
 namespace collcheck::analyzer {
 namespace {
@@ -10,6 +11,9 @@ public:
   void onCollective(const CollectiveEvent &e, RuleContext &ctx) override {
     if (e.allMatched)
       return;
+    const format::Record *invalid = nullptr;
+    if (!ranksWith(e, hasInvalidDatatype, invalid).empty())
+      return; // invalid-datatype's: a handle MPI rejects is no datatype to compare
     std::string note;
     // Equal byte counts make the mismatch silent: the data arrive and are misread.
     for (size_t r = 0; r < e.records.size(); ++r) {

@@ -67,11 +67,12 @@ public:
       if (p.finished || p.cut)
         continue;
       // An argument MPI rejects: by default the error handler aborts the job in this call.
-      if (hasNegativeCount(*last) || hasInvalidRoot(*last, e.comm)) {
+      if (hasNegativeCount(*last) || hasInvalidDatatype(*last) || hasInvalidRoot(*last, e.comm)) {
         rejected.push_back(e.comm.nameOf(static_cast<int32_t>(r)));
         if (why.empty())
-          why = hasNegativeCount(*last) ? "a negative count (negative-count)"
-                                        : "a root outside the communicator (invalid-root)";
+          why = hasNegativeCount(*last)     ? "a negative count (negative-count)"
+                : hasInvalidDatatype(*last) ? "a handle that is no datatype (invalid-datatype)"
+                                            : "a root outside the communicator (invalid-root)";
       }
       stuck.push_back(static_cast<int32_t>(r));
       call = call ? call : last;

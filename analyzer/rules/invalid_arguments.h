@@ -1,5 +1,6 @@
 // The argument checks shared by the rules of invalid arguments and the signature rules they
-// pre-empt: a count or root that is invalid on its own is reported as such, not as a mismatch.
+// pre-empt: a count, datatype or root that is invalid on its own is reported as such, not as a
+// mismatch.
 #pragma once
 
 #include "rule.h"
@@ -8,6 +9,11 @@ namespace collcheck::analyzer {
 
 // A count the application passed as a negative int (the tracer keeps its two's complement).
 inline bool hasNegativeCount(const format::Record &r) { return static_cast<int64_t>(r.count) < 0; }
+// A handle MPI rejected as a datatype (MPI_DATATYPE_NULL, a freed type): the tracer's query of it
+// failed.
+inline bool hasInvalidDatatype(const format::Record &r) {
+  return r.dataType == static_cast<uint8_t>(format::DataType::Invalid);
+}
 // A root outside the communicator of a rooted call (intercommunicators excepted: their roots
 // are MPI_ROOT, MPI_PROC_NULL or a rank of the other group). False where the size is unknown.
 bool hasInvalidRoot(const format::Record &r, const Communicator &comm);

@@ -22,6 +22,7 @@ std::unique_ptr<TraceRule> makeRankEndedUnfinishedRule();
 std::unique_ptr<TraceRule> makeInvalidCommunicatorRule();
 std::unique_ptr<TraceRule> makeNegativeCountRule();
 std::unique_ptr<TraceRule> makeInvalidRootRule();
+std::unique_ptr<TraceRule> makeInvalidDatatypeRule();
 std::unique_ptr<TraceRule> makeObjectiveChecks(); // analyzer/objective
 
 std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
@@ -41,6 +42,7 @@ std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
   rules.push_back(makeInvalidCommunicatorRule());
   rules.push_back(makeNegativeCountRule());
   rules.push_back(makeInvalidRootRule());
+  rules.push_back(makeInvalidDatatypeRule());
   rules.push_back(makeObjectiveChecks());
   return rules;
 }

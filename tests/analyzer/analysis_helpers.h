@@ -21,7 +21,7 @@ inline bool isParticipationRule(std::string_view id) {
        {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
         "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch", "collective-reorder",
         "send-recv-mismatch", "hang", "incomplete-trace", "invalid-communicator", "negative-count",
-        "invalid-root"})
+        "invalid-root", "invalid-datatype"})
     if (rule == id)
       return true;
   return false;

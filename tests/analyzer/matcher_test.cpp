@@ -723,6 +723,51 @@ TEST(InvalidArguments, AJobAbortedInACallOfARejectedArgumentSaysSo) {
   EXPECT_TRUE(said) << a.describe();
 }
 
+TEST(InvalidArguments, AnInvalidDatatypeIsNamedAndNoMismatch) {
+  std::string dir = freshDir("invalid-datatype");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    // Rank 2 passes MPI_DATATYPE_NULL; the others one contiguous type of 8 floats.
+    CallSpec s = bcast(8, 0);
+    if (r == 2) {
+      s.dataType = format::DataType::Invalid;
+    } else {
+      s.flags = format::kFlagDerived;
+      s.aux = 8;
+    }
+    ranks.back().call(s).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  ASSERT_EQ(a.findings.size(), 1u) << a.describe();
+  EXPECT_EQ(a.findings[0].ruleId, "invalid-datatype");
+  EXPECT_EQ(ranksOf(a.findings[0], "invalid datatype"), (std::vector<int32_t>{2}));
+  EXPECT_EQ(a.findings[0].message,
+            "broadcast on world called with a handle that is no datatype on rank 2");
+}
+
+TEST(InvalidArguments, AJobAbortedInACallOfAnInvalidDatatypeSaysSo) {
+  std::string dir = freshDir("invalid-datatype-abort");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    CallSpec s = allreduce(8);
+    s.dataType = format::DataType::Invalid;
+    ranks.back().call(barrier()).call(s, kWorld, /*returned=*/false).finished(false);
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  ASSERT_EQ(a.of("invalid-datatype").size(), 1u) << a.describe();
+  auto hang = a.of("hang");
+  ASSERT_EQ(hang.size(), 1u) << a.describe();
+  bool said = false;
+  for (const auto &note : hang[0].notes)
+    said = said || note.starts_with("ranks 0-3 passed a handle that is no datatype "
+                                    "(invalid-datatype), which MPI rejects");
+  EXPECT_TRUE(said) << a.describe();
+}
+
 TEST(InvalidArguments, IntercommunicatorRootsAreNotJudged) {
   std::string dir = freshDir("intercomm-root");
   std::vector<RankTrace> ranks;

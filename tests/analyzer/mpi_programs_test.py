@@ -17,7 +17,8 @@ RANKS = 4
 PARTICIPATION = {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
                  "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch",
                  "collective-reorder", "send-recv-mismatch", "hang", "incomplete-trace",
-                 "rank-ended-unfinished", "invalid-communicator", "negative-count", "invalid-root"}
+                 "rank-ended-unfinished", "invalid-communicator", "negative-count", "invalid-root",
+                 "invalid-datatype"}
 
 
 def kill_leftovers(trace_dir):
@@ -151,6 +152,34 @@ def main():
 
     case("correct_uniform", "correct_uniform", [], 60, False, expect_clean)
     case("correct_derived_counts", "correct_derived_counts", [], 60, False, expect_clean)
+    # MPI matches type signatures: the same data through different types is no mismatch.
+    case("type_signatures_equal", "type_signatures", ["equal"], 60, False, expect_clean)
+
+    # A real signature mismatch is reported, each side described as the rank passed it.
+    for mode, rule, sides in (
+            ("float", "datatype-mismatch",
+             ("datatype float32 on ranks 0, 2, 3",
+              "datatype int32 (a derived type of 4 x int32) on rank 1")),
+            ("count", "count-mismatch",
+             ("count 3 on ranks 0, 2, 3", "count 4 (1 x derived (4 x int32)) on rank 1")),
+            ("mixed", "datatype-mismatch", ("datatype mixed signature", "on rank 1"))):
+        def signature_types(status, report, rule=rule, sides=sides, mode=mode):
+            found = of(report, rule)
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            message = found[0]["message"]
+            assert all(s in message for s in sides), message
+            assert ranks(found[0], "differs") == [1], found[0]
+            details = [g["detail"] for g in found[0]["groups"]]
+            if mode != "mixed":
+                assert "broadcast(1 x derived (4 x int32), root 0)" in details, details
+            else:
+                assert all(d.startswith("allgather(1 x derived (mixed signature ") for d in
+                           details), details
+            others = {f["rule"] for f in report["findings"]} & PARTICIPATION
+            assert others == {rule}, others
+            assert status == 1
+
+        case(f"type_signatures_{mode}", "type_signatures", [mode], 30, None, signature_types)
 
     def missing(status, report):
         found = of(report, "missing-participant")
@@ -300,11 +329,17 @@ def main():
     case("invalid_handle", "bug_invalid", ["handle"], 30, None, invalid_handle)
 
     # MPI_DATATYPE_NULL: the tracer's look-up of a datatype it has not seen fails quietly, and MPI
-    # reports the application's MPI_Allreduce, as untraced.
+    # reports the application's MPI_Allreduce, as untraced. The call is recorded with an invalid
+    # datatype: its finding, no datatype or count mismatch, and no unexplained hang.
     def invalid_type(status, report):
+        invalid("invalid-datatype", "invalid datatype", [0, 1, 2, 3],
+                "allreduce on world called with a handle that is no datatype on ranks 0-3")(
+                    status, report)
+        assert not of(report, "datatype-mismatch"), [f["message"] for f in report["findings"]]
+        for f in of(report, "hang"):
+            assert any("passed a handle that is no datatype" in n for n in f["notes"]), f
         err = mpi_error_output("invalid_type")
         assert "MPI_Type_get_envelope" not in err, err
-        assert status == 1, status
 
     case("invalid_type", "bug_invalid", ["type"], 30, None, invalid_type)
 

@@ -348,9 +348,11 @@ TEST(MpiHandleCaches, AFreedAndReusedHandleIsNotTakenForTheOldObject) {
     ASSERT_EQ(broadcasts.size(), 8u) << t.path;
     for (size_t i = 0; i < broadcasts.size(); ++i) {
       const format::Record &b = broadcasts[i];
-      EXPECT_EQ(static_cast<DataType>(b.dataType), DataType::Derived) << t.path << ": call " << i;
-      EXPECT_TRUE(b.flags & format::kFlagDerivedSize) << t.path << ": call " << i;
-      EXPECT_EQ(b.aux, (i / 2 + 2) * sizeof(int)) << t.path << ": call " << i;
+      // By its signature: one item of r + 2 ints is r + 2 elements of int32.
+      EXPECT_EQ(static_cast<DataType>(b.dataType), DataType::Int32) << t.path << ": call " << i;
+      EXPECT_TRUE(b.flags & format::kFlagDerived) << t.path << ": call " << i;
+      EXPECT_EQ(b.aux, i / 2 + 2) << t.path << ": call " << i;
+      EXPECT_EQ(b.count, i / 2 + 2) << t.path << ": call " << i;
     }
     std::vector<format::Record> reductions = ofKind(t, Kind::AllReduce);
     ASSERT_EQ(reductions.size(), 12u) << t.path;

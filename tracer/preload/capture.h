@@ -19,9 +19,10 @@ inline bool isCountReduction(const Record &rec) {
   return rec.op == static_cast<uint8_t>(format::ReduceOp::Sum) && rec.count > 0 &&
          rec.count <= detail::captureLimit;
 }
-// True for a published call whose values are captured.
+// True for a published call whose values are captured. Not through a derived datatype: its
+// elements need not lie next to each other in the buffer.
 inline bool capturesValues(const Record &rec) {
-  return rec.kind == static_cast<uint8_t>(Kind::AllReduce) &&
+  return rec.kind == static_cast<uint8_t>(Kind::AllReduce) && !(rec.flags & format::kFlagDerived) &&
          (isCountReduction(rec) || detail::resultLimit > 0);
 }
 

@@ -14,7 +14,8 @@
 
 namespace collcheck::tracer {
 
-// What one handle maps to: a format enumerator and, for a derived datatype, its size in bytes.
+// What one handle maps to: a format enumerator and, for a derived datatype, the aux value that
+// describes its signature or size (format/record.h, kFlagDerived).
 struct HandleFacts {
   uint8_t mapped = 0;
   uint64_t bytes = 0;

@@ -1,5 +1,6 @@
 #include "mpi_support.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -259,7 +260,212 @@ int typeSize(MPI_Datatype type) {
   return size;
 }
 
-DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes) {
+namespace {
+
+// A derived datatype's type signature (format/record.h, kFlagDerived): unit^reps, the unit a run
+// length encoded sequence of basic types that is no repetition of a shorter one. Built once per
+// handle from MPI_Type_get_envelope and MPI_Type_get_contents, never on the hot path.
+struct Run {
+  DataType type;
+  uint64_t length;
+  bool operator==(const Run &) const = default;
+};
+struct Signature {
+  std::vector<Run> unit;
+  uint64_t reps = 0; // 0: empty
+};
+
+// Signatures longer than this, once expanded to runs, are not flattened: such a type is recorded
+// by its size (DataType::Derived). A repetition of one unit is never expanded, whatever its count.
+constexpr size_t kMaxRuns = 1024;
+// Nesting deeper than this is not followed (MPI sets no limit; a real type is a few levels).
+constexpr int kMaxDepth = 32;
+
+void append(std::vector<Run> &runs, Run run) {
+  if (!runs.empty() && runs.back().type == run.type)
+    runs.back().length += run.length;
+  else
+    runs.push_back(run);
+}
+
+// Whether element i equals element i + shift of the sequence `runs` (of `total` elements), for
+// every i: walks two cursors over the runs, O(runs).
+bool periodic(const std::vector<Run> &runs, uint64_t total, uint64_t shift) {
+  size_t a = 0, b = 0;
+  uint64_t aLeft = runs[0].length, bOffset = shift;
+  while (b < runs.size() && bOffset >= runs[b].length)
+    bOffset -= runs[b++].length;
+  uint64_t bLeft = runs[b].length - bOffset, remaining = total - shift;
+  while (remaining > 0) {
+    if (runs[a].type != runs[b].type)
+      return false;
+    uint64_t step = std::min({aLeft, bLeft, remaining});
+    remaining -= step;
+    if ((aLeft -= step) == 0 && ++a < runs.size())
+      aLeft = runs[a].length;
+    if ((bLeft -= step) == 0 && ++b < runs.size())
+      bLeft = runs[b].length;
+  }
+  return true;
+}
+
+// The signature of the sequence `runs`: its shortest period that divides it, and how often.
+Signature normalized(std::vector<Run> runs) {
+  if (runs.size() == 1)
+    return {{{runs[0].type, 1}}, runs[0].length};
+  uint64_t total = 0;
+  for (const Run &r : runs)
+    total += r.length;
+  // A sequence of k repetitions of a unit of two or more runs has more than k runs: the largest k
+  // that fits gives the shortest unit.
+  for (uint64_t k = runs.size(); k >= 2; --k) {
+    if (total % k || !periodic(runs, total, total / k))
+      continue;
+    std::vector<Run> unit;
+    for (uint64_t left = total / k, i = 0; left > 0; ++i) {
+      uint64_t take = std::min(left, runs[i].length);
+      append(unit, {runs[i].type, take});
+      left -= take;
+    }
+    return {std::move(unit), k};
+  }
+  return {std::move(runs), 1};
+}
+
+bool expand(const Signature &s, std::vector<Run> &runs) {
+  if (s.reps > kMaxRuns || s.unit.size() * s.reps > kMaxRuns)
+    return false;
+  for (uint64_t i = 0; i < s.reps; ++i)
+    for (const Run &r : s.unit)
+      append(runs, r);
+  return runs.size() <= kMaxRuns;
+}
+
+bool repeat(Signature &s, uint64_t times) {
+  return !__builtin_mul_overflow(s.reps, times, &s.reps);
+}
+
+bool concatenate(Signature &into, const Signature &next) {
+  if (next.reps == 0)
+    return true;
+  if (into.reps == 0) {
+    into = next;
+    return true;
+  }
+  if (into.unit == next.unit)
+    return !__builtin_add_overflow(into.reps, next.reps, &into.reps);
+  std::vector<Run> runs;
+  if (!expand(into, runs) || !expand(next, runs))
+    return false;
+  into = normalized(std::move(runs));
+  return true;
+}
+
+MPI_Count typeSizeX(MPI_Datatype type) {
+  MPI_Count size = 0;
+  return COLLCHECK_PMPI(MPI_Type_size_x)(type, &size) == MPI_SUCCESS ? size : -1;
+}
+
+bool signatureOf(MPI_Datatype type, Signature &out, int depth);
+
+// The derived types MPI_Type_get_contents returned, freed as MPI requires (named ones are not).
+class ContentTypes {
+public:
+  explicit ContentTypes(size_t n) : types_(n) {}
+  ~ContentTypes() {
+    for (MPI_Datatype &t : types_) {
+      int integers = 0, addresses = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+      if (COLLCHECK_PMPI(MPI_Type_get_envelope)(t, &integers, &addresses, &types, &combiner) ==
+              MPI_SUCCESS &&
+          combiner != MPI_COMBINER_NAMED)
+        COLLCHECK_PMPI(MPI_Type_free)(&t);
+    }
+  }
+  ContentTypes(const ContentTypes &) = delete;
+  ContentTypes &operator=(const ContentTypes &) = delete;
+  MPI_Datatype *data() { return types_.data(); }
+  MPI_Datatype operator[](size_t i) const { return types_[i]; }
+
+private:
+  std::vector<MPI_Datatype> types_;
+};
+
+bool derivedSignature(MPI_Datatype type, int integers, int addresses, int types, int combiner,
+                      Signature &out, int depth) {
+  std::vector<int> ints(static_cast<size_t>(integers));
+  std::vector<MPI_Aint> addrs(static_cast<size_t>(addresses));
+  ContentTypes inner(static_cast<size_t>(types));
+  if (COLLCHECK_PMPI(MPI_Type_get_contents)(type, integers, addresses, types, ints.data(),
+                                            addrs.data(), inner.data()) != MPI_SUCCESS)
+    return false;
+  if (combiner == MPI_COMBINER_STRUCT) {
+    // integers: count, then the block lengths; one type per block.
+    if (integers < 1 || ints[0] != types || integers < 1 + types)
+      return false;
+    out = {};
+    for (int i = 0; i < types; ++i) {
+      Signature block;
+      if (ints[static_cast<size_t>(1 + i)] < 0 ||
+          !signatureOf(inner[static_cast<size_t>(i)], block, depth + 1) ||
+          !repeat(block, static_cast<uint64_t>(ints[static_cast<size_t>(1 + i)])) ||
+          !concatenate(out, block))
+        return false;
+    }
+    return true;
+  }
+  // Every other constructor (contiguous, vector, indexed, subarray, darray, dup, resized ...)
+  // places copies of one old type: its signature repeated as often as the sizes say, whatever the
+  // layout. The Fortran parameterized types (no old type) are not followed.
+  if (types != 1)
+    return false;
+  MPI_Count whole = typeSizeX(type), part = typeSizeX(inner[0]);
+  if (whole < 0 || part <= 0 || whole % part)
+    return false;
+  return signatureOf(inner[0], out, depth + 1) && repeat(out, static_cast<uint64_t>(whole / part));
+}
+
+bool signatureOf(MPI_Datatype type, Signature &out, int depth) {
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  if (depth > kMaxDepth || COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses,
+                                                                 &types, &combiner) != MPI_SUCCESS)
+    return false;
+  if (combiner != MPI_COMBINER_NAMED)
+    return derivedSignature(type, integers, addresses, types, combiner, out, depth);
+  DataType basic = nameToType(type);
+  // A pair (MPI_2INT, MPI_FLOAT_INT ...) stands for several signatures the vocabulary does not
+  // tell apart; unknown names say nothing.
+  if (basic == DataType::Unknown || basic == DataType::Pair || basic == DataType::None)
+    return false;
+  out = {{{basic, 1}}, 1};
+  return true;
+}
+
+// What a derived type is recorded as (format/record.h, kFlagDerived): its signature where it can
+// be taken, else its size.
+HandleFacts derivedFacts(MPI_Datatype type) {
+  Signature s;
+  if (signatureOf(type, s, 0) && s.reps > 0 && s.reps <= UINT32_MAX) {
+    if (s.unit.size() == 1)
+      return {static_cast<uint8_t>(s.unit[0].type), s.reps};
+    // Units per item beyond 16 bits would not say the count passed: recorded by size instead.
+    if (s.reps <= 0xffff) {
+      std::vector<uint64_t> words;
+      uint64_t unitBytes = 0;
+      for (const Run &r : s.unit) {
+        words.push_back(uint64_t(static_cast<uint8_t>(r.type)) << 56 | r.length);
+        unitBytes += r.length * format::dataTypeSize(r.type);
+      }
+      uint64_t hash = hashBytes(words.data(), words.size() * sizeof(uint64_t), 0x7369676eull);
+      return {static_cast<uint8_t>(DataType::Mixed),
+              format::derivedMixedAux(static_cast<uint32_t>(hash ^ hash >> 32), s.reps, unitBytes)};
+    }
+  }
+  return {static_cast<uint8_t>(DataType::Derived), static_cast<uint64_t>(typeSize(type))};
+}
+
+} // namespace
+
+DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derived) {
   auto key = reinterpret_cast<uintptr_t>(type);
   // Read before the lookup: a free in between leaves this memo stale, never a stale memo current.
   uint32_t generation = handleGeneration.load(std::memory_order_acquire);
@@ -267,25 +473,26 @@ DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes) {
   if (!typeCache.find(key, facts)) {
     int integers = 0, addresses = 0, types = 0, combiner = 0;
     // A datatype first seen here may be none (MPI_DATATYPE_NULL, a freed one): the application's
-    // call is the one to fail on it, not this query. Unknown and not remembered, then.
-    {
-      WorldErrorsReturned quiet;
-      if (!quiet.ok() || COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types,
-                                                               &combiner) != MPI_SUCCESS) {
-        derivedBytes = 0;
-        return DataType::Unknown;
-      }
+    // call is the one to fail on it, not this query. Recorded as invalid and not remembered, then;
+    // where the query cannot be made safely, unknown.
+    WorldErrorsReturned quiet;
+    if (!quiet.ok()) {
+      derived = 0;
+      return DataType::Unknown;
     }
-    if (combiner != MPI_COMBINER_NAMED) {
-      facts.mapped = static_cast<uint8_t>(DataType::Derived);
-      facts.bytes = static_cast<uint64_t>(typeSize(type));
-    } else {
+    if (COLLCHECK_PMPI(MPI_Type_get_envelope)(type, &integers, &addresses, &types, &combiner) !=
+        MPI_SUCCESS) {
+      derived = 0;
+      return DataType::Invalid;
+    }
+    if (combiner != MPI_COMBINER_NAMED)
+      facts = derivedFacts(type);
+    else
       facts.mapped = static_cast<uint8_t>(nameToType(type));
-    }
     typeCache.insert(key, facts);
   }
   detail::lastType = HandleMemo{key, generation, facts};
-  derivedBytes = facts.bytes;
+  derived = facts.bytes;
   return static_cast<DataType>(facts.mapped);
 }
 

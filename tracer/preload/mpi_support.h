@@ -33,7 +33,9 @@ MPI_Comm worldComm();
 MPI_Comm selfComm();
 MPI_Comm nullComm();
 
-format::DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derivedBytes);
+// A datatype as recorded: its DataType and, for a derived type, the aux value that describes it
+// (format/record.h, kFlagDerived; 0 for a named type).
+format::DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derived);
 format::ReduceOp mapOpSlow(MPI_Op op);
 
 // One-entry caches per thread for the common case of the same datatype and operation call after
@@ -45,12 +47,12 @@ extern COLLCHECK_TLS HandleMemo lastType;
 extern COLLCHECK_TLS HandleMemo lastOp;
 } // namespace detail
 
-inline format::DataType mapDataType(MPI_Datatype type, uint64_t &derivedBytes) {
+inline format::DataType mapDataType(MPI_Datatype type, uint64_t &derived) {
   if (detail::lastType.matches(reinterpret_cast<uintptr_t>(type))) [[likely]] {
-    derivedBytes = detail::lastType.facts.bytes;
+    derived = detail::lastType.facts.bytes;
     return static_cast<format::DataType>(detail::lastType.facts.mapped);
   }
-  return mapDataTypeSlow(type, derivedBytes);
+  return mapDataTypeSlow(type, derived);
 }
 inline format::ReduceOp mapOp(MPI_Op op) {
   if (detail::lastOp.matches(reinterpret_cast<uintptr_t>(op))) [[likely]]

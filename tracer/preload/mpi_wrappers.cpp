@@ -6,22 +6,33 @@
 namespace collcheck::tracer::mpi {
 namespace {
 
-void setType(Record &rec, MPI_Datatype type) {
-  uint64_t derivedBytes = 0;
-  format::DataType mapped = mapDataType(type, derivedBytes);
+// Records `type` and returns the factor that turns a count of its items into the record's units
+// (format/record.h, kFlagDerived: 1 for a named type, elements or units per item for a derived
+// one). The derived type's description goes into aux, which the kinds that count a total there
+// overwrite.
+uint64_t setType(Record &rec, MPI_Datatype type) {
+  uint64_t derived = 0;
+  format::DataType mapped = mapDataType(type, derived);
   rec.dataType = static_cast<uint8_t>(mapped);
-  if (mapped == format::DataType::Derived) {
-    rec.flags |= format::kFlagDerivedSize;
-    rec.aux = derivedBytes;
-  }
+  if (mapped != format::DataType::Derived && derived == 0) [[likely]]
+    return 1;
+  rec.flags |= format::kFlagDerived;
+  rec.aux = derived;
+  return format::derivedFactor(mapped, derived);
+}
+
+// A count of items in the record's units; a negative count (erroneous, reported as such) as
+// passed.
+uint64_t units(int count, uint64_t factor) {
+  return count < 0 ? static_cast<uint64_t>(static_cast<int64_t>(count))
+                   : static_cast<uint64_t>(count) * factor;
 }
 
 bool inPlace(const void *buffer) { return buffer == MPI_IN_PLACE; }
 
 void fillRooted(Record &rec, int count, MPI_Datatype type, int root) {
-  rec.count = static_cast<uint64_t>(count);
   rec.peer = root;
-  setType(rec, type);
+  rec.count = units(count, setType(rec, type));
 }
 
 void fillReduction(Record &rec, const void *sendbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -78,46 +89,69 @@ bool significantHere(const CommState *comm, int root) {
   return comm && comm->rank == root;
 }
 
-// A total counted in elements of `from`, in elements of `to`, the type the record carries: the two
-// sides of a v-collective may use different types of one signature (3 MPI_INT sent, one contiguous
-// triple received).
-uint64_t inUnitsOf(uint64_t count, MPI_Datatype from, MPI_Datatype to) {
+// A total counted in items of `from`, in the units of `rec`, whose count is in items of `to`: the
+// two sides of a v-collective may pass different types of one signature (3 MPI_INT sent, one
+// contiguous triple received). Where both are recorded in the same units (the same basic type, or
+// the same mixed unit), by the factor the tracer knows; otherwise through the sizes in bytes.
+uint64_t inUnitsOf(uint64_t count, MPI_Datatype from, MPI_Datatype to, const Record &rec) {
+  uint64_t toFactor = format::derivedFactor(static_cast<format::DataType>(rec.dataType), rec.aux);
+  if (!(rec.flags & format::kFlagDerived))
+    toFactor = 1;
   if (from == to)
-    return count;
+    return count * toFactor;
+  uint64_t derived = 0;
+  format::DataType mapped = mapDataType(from, derived);
+  bool fromDerived = mapped == format::DataType::Derived || derived != 0;
+  if (static_cast<uint8_t>(mapped) == rec.dataType && mapped != format::DataType::Derived &&
+      (mapped != format::DataType::Mixed ||
+       format::derivedMixedHash(derived) == format::derivedMixedHash(rec.aux)))
+    return count * (fromDerived ? format::derivedFactor(mapped, derived) : 1);
   int fromBytes = typeSize(from), toBytes = typeSize(to);
   return fromBytes > 0 && toBytes > 0
-             ? count * static_cast<uint64_t>(fromBytes) / static_cast<uint64_t>(toBytes)
-             : count;
+             ? count * static_cast<uint64_t>(fromBytes) / static_cast<uint64_t>(toBytes) * toFactor
+             : count * toFactor;
+}
+
+// Whether a record's totals can be told in its units: not for a derived type of unknown signature
+// (its aux keeps the size the analyzer leaves the totals alone for).
+bool countsUnits(const Record &rec) {
+  return rec.dataType != static_cast<uint8_t>(format::DataType::Derived);
 }
 
 void fillGatherv(Record &rec, const CommState *comm, const void *sendbuf, int sendcount,
                  MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype, int root) {
   int own = inPlace(sendbuf) && comm && recvcounts ? recvcounts[comm->rank] : sendcount;
   fillSendSide(rec, sendbuf, own, sendtype, own, recvtype, root);
-  if (significantHere(comm, root) &&
-      rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
-    rec.aux = inPlace(sendbuf) ? total(recvcounts, comm)
-                               : inUnitsOf(total(recvcounts, comm), recvtype, sendtype);
+  if (!countsUnits(rec))
+    return;
+  uint64_t all = significantHere(comm, root)
+                     ? inUnitsOf(total(recvcounts, comm), recvtype,
+                                 inPlace(sendbuf) ? recvtype : sendtype, rec)
+                     : 0;
+  rec.aux = all;
 }
 
 void fillScatterv(Record &rec, const CommState *comm, const int sendcounts[], MPI_Datatype sendtype,
                   const void *recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   int own = inPlace(recvbuf) && comm && sendcounts ? sendcounts[comm->rank] : recvcount;
   fillRecvSide(rec, recvbuf, own, recvtype, own, sendtype, root);
-  if (significantHere(comm, root) &&
-      rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
-    rec.aux = inPlace(recvbuf) ? total(sendcounts, comm)
-                               : inUnitsOf(total(sendcounts, comm), sendtype, recvtype);
+  if (!countsUnits(rec))
+    return;
+  uint64_t all = significantHere(comm, root)
+                     ? inUnitsOf(total(sendcounts, comm), sendtype,
+                                 inPlace(recvbuf) ? sendtype : recvtype, rec)
+                     : 0;
+  rec.aux = all;
 }
 
 void fillAlltoallv(Record &rec, const CommState *comm, const void *sendbuf, const int sendcounts[],
                    MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype) {
   bool sendIgnored = inPlace(sendbuf);
-  setType(rec, sendIgnored ? recvtype : sendtype);
-  rec.count = sendIgnored ? total(recvcounts, comm) : total(sendcounts, comm);
-  if (rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
-    rec.aux = sendIgnored ? total(recvcounts, comm)
-                          : inUnitsOf(total(recvcounts, comm), recvtype, sendtype);
+  MPI_Datatype type = sendIgnored ? recvtype : sendtype;
+  uint64_t factor = setType(rec, type);
+  rec.count = (sendIgnored ? total(recvcounts, comm) : total(sendcounts, comm)) * factor;
+  if (countsUnits(rec))
+    rec.aux = inUnitsOf(total(recvcounts, comm), recvtype, type, rec);
   if (sendIgnored)
     rec.flags |= format::kFlagInPlace;
 }
@@ -151,8 +185,7 @@ void fillAlltoallw(Record &rec, const CommState *comm, const void *sendbuf, cons
 // with their neighborhoods; only participation is compared.
 void fillNeighborAlltoallv(Record &rec, MPI_Comm comm, const int sendcounts[],
                            MPI_Datatype sendtype) {
-  setType(rec, sendtype);
-  rec.count = total(sendcounts, neighbors(comm, false));
+  rec.count = total(sendcounts, neighbors(comm, false)) * setType(rec, sendtype);
 }
 
 void fillNeighborAlltoallw(Record &rec, MPI_Comm comm, const int sendcounts[],
@@ -165,8 +198,8 @@ void fillReduceScatter(Record &rec, const CommState *comm, const void *sendbuf,
                        const int recvcounts[], MPI_Datatype type, MPI_Op op) {
   int own = comm && recvcounts ? recvcounts[comm->rank] : 0;
   fillReduction(rec, sendbuf, own, type, op, -1);
-  if (rec.dataType != static_cast<uint8_t>(format::DataType::Derived))
-    rec.aux = total(recvcounts, comm, /*localGroup=*/true); // one count per member
+  if (countsUnits(rec)) // one count per member
+    rec.aux = inUnitsOf(total(recvcounts, comm, /*localGroup=*/true), type, type, rec);
 }
 
 int missingReal(const char *name) {

@@ -1,7 +1,7 @@
 /* Correct: v-collectives over a derived datatype (a contiguous triple of ints), on both sides and
- * on one side only. The tracer records such a type's size in bytes, not the totals the other side
- * expects; with a derived type on one side only, the totals are counted in the other side's type.
- * The analyzer must report nothing. */
+ * on one side only. The tracer counts such a type by its signature, in ints, so the counts and
+ * totals of both sides add up in the same units whichever type each side passed. The analyzer must
+ * report nothing. */
 #include <mpi.h>
 #include <stdlib.h>
 

@@ -288,7 +288,17 @@ def main():
         def check(status, report):
             found = of(report, rule)
             assert len(found) == 1, [f["message"] for f in report["findings"]]
-            assert ranks(found[0], role) == expected_ranks, found[0]
+            named = ranks(found[0], role)
+            if named != expected_ranks:
+                # Where every rank passes the argument, the first to be rejected aborts the job:
+                # mpirun may kill another rank before it entered the call. That rank must then be
+                # reported as ended, not left out.
+                ended = {r for f in of(report, "rank-ended-unfinished") for g in f["groups"]
+                         for r in g["ranks"]}
+                missing = set(expected_ranks) - set(named)
+                assert named and set(named) <= set(expected_ranks) and missing <= ended, (
+                    found[0], ended)
+                print(f"note: ranks {sorted(missing)} were ended before they entered the call")
             assert text in found[0]["message"], found[0]["message"]
             assert not of(report, "incomplete-trace"), [f["message"] for f in report["findings"]]
             assert not of(report, "count-mismatch") and not of(report, "root-mismatch")

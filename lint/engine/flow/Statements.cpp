@@ -111,6 +111,10 @@ void FlowAnalysis::Walker::execCompound(const CompoundStmt *block) {
                                    ? frame_->loops.back()
                                    : nullptr;
   unsigned index = 0;
+  // The statements before `partitionEnd` are a run of ifs proved to split the ranks; `proved`
+  // holds the ifs this walk of the block proved, until it ends.
+  unsigned partitionEnd = 0;
+  llvm::SmallVector<const IfStmt *, 8> proved;
   for (const Stmt *child : block->body()) {
     ++index;
     if (switchContext && isa<SwitchCase>(child))
@@ -118,10 +122,16 @@ void FlowAnalysis::Walker::execCompound(const CompoundStmt *block) {
                                               : switchContext->entry;
     if (!frame_->state.reachable)
       break;
+    if (index > partitionEnd && isa<IfStmt>(child))
+      if (unsigned length = provePartition(block, index - 1, proved))
+        partitionEnd = index - 1 + length;
     frame_->rest.push_back({block, index, frame_->loops.size()});
     exec(child);
     frame_->rest.pop_back();
   }
+  for (const IfStmt *branch : proved)
+    if (--partitioned_[branch] == 0)
+      partitioned_.erase(branch);
 }
 
 // Fields of a struct initialised by an init list or by their default member initialisers.
@@ -242,6 +252,9 @@ void FlowAnalysis::Walker::execIf(const IfStmt *branch) {
     PathSet all = thenEnds ? elsePaths : (elseEnds ? thenPaths : thenPaths.either(elsePaths));
     dep.balanced = all.single();
     dep.reordered = all.onlyReordered();
+    // One of a run of ifs that together issue the same collectives on every rank.
+    if (partitioned_.contains(branch))
+      dep.balanced = true;
   }
 
   State entry = frame_->state;

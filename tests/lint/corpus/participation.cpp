@@ -821,3 +821,115 @@ int tp_plain_return_on_one_rank(int *id) {
   MPI_Bcast(id, 1, MPI_INT, 0, MPI_COMM_WORLD); // expect: collective-not-reached-by-all-ranks
   return 0;
 }
+
+// Separate ifs whose conditions split the ranks: the first stage of a pipeline, the last, and the
+// stages between each synchronise once. A one-stage pipeline (first == last) takes the first if
+// only, so every rank reaches exactly one barrier whatever `first` and `last` are.
+void tn_separate_ifs_that_split_the_ranks(float *activations, int len, int first, int last,
+                                          MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == first) {
+    for (int i = 0; i < len; ++i)
+      activations[i] = 0.0f;
+    MPI_Barrier(comm);
+  }
+  std::printf("stage %d ready\n", rank);
+  if (last == rank) {
+    if (rank != first)
+      MPI_Barrier(comm);
+    activations[0] = 1.0f;
+  }
+  if (!(rank == first || rank == last))
+    MPI_Barrier(comm);
+}
+
+// The root and the other ranks broadcast in two separate ifs.
+void tn_root_and_the_others_in_separate_ifs(float *weights, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Bcast(weights, len, MPI_FLOAT, 0, comm);
+  if (rank != 0)
+    MPI_Bcast(weights, len, MPI_FLOAT, 0, comm);
+}
+
+// The lower and the upper half, and an else that tests again what the if left.
+void tn_halves_in_separate_ifs(float *grad, int len, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int half = size / 2;
+  if (rank < half)
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm);
+  if (rank >= half)
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm);
+  if (rank == 0)
+    MPI_Barrier(comm);
+  else if (rank > 0)
+    MPI_Barrier(comm);
+}
+
+// Ranks 0 and 1 call the barrier, ranks 2 and above never do.
+void tp_separate_ifs_that_leave_ranks_out(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  if (rank == 1)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// Every rank takes one of the two ifs, but a rank equal to both `src` and `dest` takes both.
+void tp_separate_ifs_that_overlap(float *buf, int len, int src, int dest, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == src)
+    MPI_Bcast(buf, len, MPI_FLOAT, src, comm); // expect: collective-not-reached-by-all-ranks
+  if (rank != src || rank == dest)
+    MPI_Bcast(buf, len, MPI_FLOAT, src, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// The ifs split the ranks, but the root broadcasts where the others wait at a barrier.
+void tp_separate_ifs_that_issue_different_collectives(float *buf, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Bcast(buf, len, MPI_FLOAT, 0, comm); // expect: collective-not-reached-by-all-ranks
+  if (rank != 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// The ifs split the ranks, but their barriers are on different communicators.
+void tp_separate_ifs_on_different_communicators(MPI_Comm comm, MPI_Comm other) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  if (rank != 0)
+    MPI_Barrier(other); // expect: collective-not-reached-by-all-ranks
+}
+
+// The second if tests the rank after the first changed it.
+void tp_separate_ifs_around_a_write_of_the_rank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+    rank = 1;
+  }
+  if (rank != 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// The ifs split the ranks, but the root reaches its barrier before the broadcast and the others
+// after it.
+void tp_separate_ifs_around_another_collective(float *buf, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Bcast(buf, len, MPI_FLOAT, 0, comm);
+  if (rank != 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}

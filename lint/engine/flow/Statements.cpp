@@ -230,6 +230,8 @@ void FlowAnalysis::Walker::execIf(const IfStmt *branch) {
   if (!frame_->state.reachable)
     return;
   const Stmt *thenStmt = branch->getThen(), *elseStmt = branch->getElse();
+  if (std::optional<bool> fixed = flagFromCaller(cond))
+    return exec(*fixed ? thenStmt : elseStmt);
 
   ControlDependence dep;
   dep.kind = ControlDependence::Kind::Branch;
@@ -303,6 +305,36 @@ void FlowAnalysis::Walker::execIf(const IfStmt *branch) {
       }
     }
   }
+}
+
+// A test of a flag the call passes as a constant (`norm_squared(out, x, n, /*reset=*/true)`),
+// which the function never writes: for this call, the side it picks is the only one. The
+// constant is read from the call's text, not from the values the walk tracks (those may miss a
+// write that a runtime call makes).
+std::optional<bool> FlowAnalysis::Walker::flagFromCaller(const Expr *cond) {
+  bool negated = false;
+  cond = cond->IgnoreParenImpCasts();
+  while (const auto *unary = dyn_cast<UnaryOperator>(cond)) {
+    if (unary->getOpcode() != UO_LNot)
+      return std::nullopt;
+    negated = !negated;
+    cond = unary->getSubExpr()->IgnoreParenImpCasts();
+  }
+  const auto *ref = dyn_cast<DeclRefExpr>(cond);
+  const auto *param = ref ? dyn_cast<ParmVarDecl>(ref->getDecl()) : nullptr;
+  const auto *call = dyn_cast_or_null<CallExpr>(frame_->callSite);
+  const auto *owner = param ? dyn_cast<FunctionDecl>(param->getDeclContext()) : nullptr;
+  if (!param || !call || isa<CXXOperatorCallExpr>(call) || !owner || !frame_->function ||
+      owner->getCanonicalDecl() != frame_->function->getCanonicalDecl() ||
+      param->getFunctionScopeIndex() >= call->getNumArgs() || !frame_->function->getBody() ||
+      writes(frame_->function->getBody(), param))
+    return std::nullopt;
+  const Expr *arg = call->getArg(param->getFunctionScopeIndex());
+  bool truth = false;
+  if (arg->isValueDependent() || arg->isTypeDependent() ||
+      !arg->EvaluateAsBooleanCondition(truth, context_))
+    return std::nullopt;
+  return truth != negated;
 }
 
 void FlowAnalysis::Walker::collectInduction(const Stmt *s, LoopContext &loop, bool onlyModified) {

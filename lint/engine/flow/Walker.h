@@ -260,6 +260,7 @@ private:
   bool stillHolds(const NamedTest &test) const;
   void execVarDecl(const VarDecl *var);
   void execIf(const IfStmt *branch);
+  std::optional<bool> flagFromCaller(const Expr *cond);
   void collectInduction(const Stmt *s, LoopContext &loop, bool onlyModified);
   void endRegion(const LoopContext *loop);
   // A template defined in Statements.cpp, the only source that instantiates it.

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <exception>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -931,5 +932,36 @@ void tp_separate_ifs_around_another_collective(float *buf, int len, MPI_Comm com
     MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
   MPI_Bcast(buf, len, MPI_FLOAT, 0, comm);
   if (rank != 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+namespace {
+
+// Adds the squared norm of `grads` to `out[0]`, which it zeroes first when `reset` is set.
+void norm_squared_into(float *out, const float *grads, int len, bool reset) {
+  if (reset)
+    std::memset(out, 0, sizeof(float));
+  for (int i = 0; i < len; ++i)
+    out[0] = out[0] + grads[i] * grads[i];
+}
+
+} // namespace
+
+// The norm of the all-reduced gradients lands in a buffer that held this rank's activations, zeroed
+// first: every rank holds the same norm, and takes the same side of the test.
+void tn_norm_in_a_reused_buffer_zeroed_first(float *grads, float *scratch, int len, MPI_Comm comm) {
+  scratch[0] = static_cast<float>(rank_of(comm));
+  MPI_Allreduce(MPI_IN_PLACE, grads, len, MPI_FLOAT, MPI_SUM, comm);
+  norm_squared_into(scratch, grads, len, /*reset=*/true);
+  if (scratch[0] < 1e6f)
+    MPI_Barrier(comm);
+}
+
+// Not zeroed, the buffer still holds this rank's value under the norm.
+void tp_norm_added_to_this_ranks_value(float *grads, float *scratch, int len, MPI_Comm comm) {
+  scratch[0] = static_cast<float>(rank_of(comm));
+  MPI_Allreduce(MPI_IN_PLACE, grads, len, MPI_FLOAT, MPI_SUM, comm);
+  norm_squared_into(scratch, grads, len, /*reset=*/false);
+  if (scratch[0] < 1e6f)
     MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
 }

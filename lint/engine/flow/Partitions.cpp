@@ -141,6 +141,10 @@ std::optional<Comparison> comparisonOf(const ASTContext &context, const Expr *co
     bool left = sameExpr(context, lhs, subject), right = sameExpr(context, rhs, subject);
     if (left == right || !plainValue(context, left ? rhs : lhs))
       return std::nullopt;
+    // A signed subject compared as unsigned (`rank < 5u`) is ordered otherwise than as itself.
+    if (subject->getType()->isSignedIntegerOrEnumerationType() &&
+        lhs->getType()->isUnsignedIntegerOrEnumerationType())
+      return std::nullopt;
     // `src > rank` is `rank < src`.
     return Comparison{left ? op : BinaryOperator::reverseComparisonOp(op), left ? rhs : lhs};
   }
@@ -171,9 +175,10 @@ std::optional<unsigned> FlowAnalysis::Walker::operandIndex(const Expr *operand,
 std::optional<int64_t> FlowAnalysis::Walker::constantOperand(const Expr *operand) const {
   if (!operand)
     return 0;
+  // In the type of the comparison (`-1` against an unsigned subject is its largest value).
   Expr::EvalResult result;
-  if (operand->EvaluateAsInt(result, context_) && result.Val.getInt().getSignificantBits() <= 64)
-    return result.Val.getInt().getSExtValue();
+  if (operand->EvaluateAsInt(result, context_))
+    return result.Val.getInt().tryExtValue();
   return std::nullopt;
 }
 

@@ -965,3 +965,12 @@ void tp_norm_added_to_this_ranks_value(float *grads, float *scratch, int len, MP
   if (scratch[0] < 1e6f)
     MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
 }
+
+// `offset < 1u` compares -1 as the largest unsigned value: on rank 0 (offset -1) neither if holds.
+void tp_separate_ifs_that_compare_a_negative_value_as_unsigned(MPI_Comm comm) {
+  const int offset = rank_of(comm) - 1;
+  if (offset < 1u)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  if (offset >= 1)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}

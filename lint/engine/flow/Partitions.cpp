@@ -101,6 +101,18 @@ bool decidable(BinaryOperatorKind op) {
   return op == BO_EQ || op == BO_NE || op == BO_LT || op == BO_LE || op == BO_GT || op == BO_GE;
 }
 
+// A condition beneath its parentheses and conversions to a truth value, which test what they
+// convert (a narrowing cast, `(char)rank`, tests something else and is kept).
+const Expr *testOf(const Expr *cond) {
+  while (true) {
+    cond = cond->IgnoreParenImpCasts();
+    const auto *cast = dyn_cast<ExplicitCastExpr>(cond);
+    if (!cast || !cast->getType()->isBooleanType())
+      return cond;
+    cond = cast->getSubExpr();
+  }
+}
+
 // Whether `subject OP operand` holds where the subject is below (-1), equal to (0) or above (1)
 // the operand.
 bool holds(BinaryOperatorKind op, int8_t order) {
@@ -132,7 +144,7 @@ struct Comparison {
 
 std::optional<Comparison> comparisonOf(const ASTContext &context, const Expr *cond,
                                        const Expr *subject) {
-  cond = cond->IgnoreParenImpCasts();
+  cond = testOf(cond);
   if (const auto *binary = dyn_cast<BinaryOperator>(cond)) {
     BinaryOperatorKind op = binary->getOpcode();
     if (!decidable(op))
@@ -187,7 +199,7 @@ std::optional<int64_t> FlowAnalysis::Walker::constantOperand(const Expr *operand
 bool FlowAnalysis::Walker::comparisonsOf(const Expr *cond, Partition &p, bool addOperands) const {
   if (!cond)
     return false;
-  cond = cond->IgnoreParenCasts();
+  cond = testOf(cond);
   if (const auto *unary = dyn_cast<UnaryOperator>(cond); unary && unary->getOpcode() == UO_LNot)
     return comparisonsOf(unary->getSubExpr(), p, addOperands);
   if (const auto *binary = dyn_cast<BinaryOperator>(cond); binary && binary->isLogicalOp())
@@ -211,7 +223,7 @@ bool FlowAnalysis::Walker::comparisonsOf(const Expr *cond, Partition &p, bool ad
 // operands as `ways` says.
 bool FlowAnalysis::Walker::truthIn(const Expr *cond, const Partition &p,
                                    const Ordering &ways) const {
-  cond = cond->IgnoreParenCasts();
+  cond = testOf(cond);
   if (const auto *unary = dyn_cast<UnaryOperator>(cond); unary && unary->getOpcode() == UO_LNot)
     return !truthIn(unary->getSubExpr(), p, ways);
   if (const auto *binary = dyn_cast<BinaryOperator>(cond); binary && binary->isLogicalOp()) {
@@ -389,12 +401,12 @@ unsigned FlowAnalysis::Walker::provePartition(const CompoundStmt *block, unsigne
   if (!head || head->getInit() || head->getConditionVariable() || head->isConsteval())
     return 0;
   // The subject: a side of the first comparison the condition makes.
-  const Expr *cond = head->getCond()->IgnoreParenCasts();
+  const Expr *cond = testOf(head->getCond());
   while (true) {
     if (const auto *unary = dyn_cast<UnaryOperator>(cond); unary && unary->getOpcode() == UO_LNot)
-      cond = unary->getSubExpr()->IgnoreParenCasts();
+      cond = testOf(unary->getSubExpr());
     else if (const auto *binary = dyn_cast<BinaryOperator>(cond); binary && binary->isLogicalOp())
-      cond = binary->getLHS()->IgnoreParenCasts();
+      cond = testOf(binary->getLHS());
     else
       break;
   }

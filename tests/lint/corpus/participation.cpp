@@ -974,3 +974,23 @@ void tp_separate_ifs_that_compare_a_negative_value_as_unsigned(MPI_Comm comm) {
   if (offset >= 1)
     MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
 }
+
+// `(char)rank` is 0 on rank 256 too, which then takes neither if.
+void tp_separate_ifs_on_a_narrowed_rank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if ((char)rank)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  if (rank == 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// A conversion to bool tests what it converts: `static_cast<bool>(rank)` is `rank != 0`.
+void tn_separate_ifs_on_the_rank_as_a_truth_value(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (static_cast<bool>(rank))
+    MPI_Barrier(comm);
+  if (!rank)
+    MPI_Barrier(comm);
+}

@@ -370,7 +370,8 @@ LintConfig LintConfig::defaults() {
                                {"c10d::makeNCCLPreMulSum", -1, 0}};
   config.copies = {{"cudaMemcpy", 0, 1},  {"cudaMemcpyAsync", 0, 1}, {"memcpy", 0, 1},
                    {"std::memcpy", 0, 1}, {"memmove", 0, 1},         {"std::copy", 2, 0},
-                   {"std::copy_n", 2, 0}};
+                   {"std::copy_n", 2, 0}, {"memset", 0, 1},          {"std::memset", 0, 1},
+                   {"cudaMemset", 0, 1},  {"cudaMemsetAsync", 0, 1}};
   config.rankNames = {"(my_?|world_?|global_?|local_?|node_?)?rank(_?id)?", "proc_?id"};
   config.sizeNames = {"(world|comm|group)_?size", "n_?(ranks|procs|workers)",
                       "num_?(ranks|procs|processes|workers|replicas)", "nprocs"};

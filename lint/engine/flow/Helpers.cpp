@@ -205,14 +205,18 @@ bool isNoReturnCall(const Expr *e) {
   return callee && callee->isNoReturn();
 }
 
-// Whether `s` assigns `param`, steps it, takes its address or binds a reference to it: then its
-// value at the end of the function may not be the argument's.
-bool writes(const Stmt *s, const ParmVarDecl *param) {
+// Whether `s` assigns `decl` (a variable, or a field through any object), steps it, takes its
+// address or binds a reference to it: then its value after `s` may not be the one before (for a
+// parameter, at the end of the function it may not be the argument's).
+bool writes(const Stmt *s, const ValueDecl *decl) {
   if (!s)
     return false;
   auto names = [&](const Expr *e) {
-    const auto *ref = dyn_cast_or_null<DeclRefExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
-    return ref && ref->getDecl() == param;
+    e = e ? e->IgnoreParenImpCasts() : nullptr;
+    if (const auto *member = dyn_cast_or_null<MemberExpr>(e))
+      return member->getMemberDecl()->getCanonicalDecl() == decl->getCanonicalDecl();
+    const auto *ref = dyn_cast_or_null<DeclRefExpr>(e);
+    return ref && ref->getDecl()->getCanonicalDecl() == decl->getCanonicalDecl();
   };
   if (const auto *binary = dyn_cast<BinaryOperator>(s);
       binary && binary->isAssignmentOp() && names(binary->getLHS()))
@@ -237,7 +241,7 @@ bool writes(const Stmt *s, const ParmVarDecl *param) {
           !var->getType().getNonReferenceType().isConstQualified() && names(var->getInit()))
         return true;
   for (const Stmt *child : s->children())
-    if (writes(child, param))
+    if (writes(child, decl))
       return true;
   return false;
 }

@@ -42,7 +42,7 @@ bool pointerTyped(const Expr *e);
 bool integralUnderlying(const Expr *e);
 const NamedDecl *coreDecl(const Expr *e);
 bool isNoReturnCall(const Expr *e);
-bool writes(const Stmt *s, const ParmVarDecl *param);
+bool writes(const Stmt *s, const ValueDecl *decl);
 bool isDefaultAllocator(const Expr *arg);
 bool isMpiAbort(const Expr *e);
 std::optional<BinaryOperatorKind> binaryOpFor(OverloadedOperatorKind op, bool &compound);

@@ -111,6 +111,10 @@ void FlowAnalysis::Walker::execCompound(const CompoundStmt *block) {
                                    ? frame_->loops.back()
                                    : nullptr;
   unsigned index = 0;
+  // The statements before `partitionEnd` are a run of ifs proved to split the ranks; `proved`
+  // holds the ifs this walk of the block proved, until it ends.
+  unsigned partitionEnd = 0;
+  llvm::SmallVector<const IfStmt *, 8> proved;
   for (const Stmt *child : block->body()) {
     ++index;
     if (switchContext && isa<SwitchCase>(child))
@@ -118,10 +122,16 @@ void FlowAnalysis::Walker::execCompound(const CompoundStmt *block) {
                                               : switchContext->entry;
     if (!frame_->state.reachable)
       break;
+    if (index > partitionEnd && isa<IfStmt>(child))
+      if (unsigned length = provePartition(block, index - 1, proved))
+        partitionEnd = index - 1 + length;
     frame_->rest.push_back({block, index, frame_->loops.size()});
     exec(child);
     frame_->rest.pop_back();
   }
+  for (const IfStmt *branch : proved)
+    if (--partitioned_[branch] == 0)
+      partitioned_.erase(branch);
 }
 
 // Fields of a struct initialised by an init list or by their default member initialisers.
@@ -220,6 +230,8 @@ void FlowAnalysis::Walker::execIf(const IfStmt *branch) {
   if (!frame_->state.reachable)
     return;
   const Stmt *thenStmt = branch->getThen(), *elseStmt = branch->getElse();
+  if (std::optional<bool> fixed = flagFromCaller(cond))
+    return exec(*fixed ? thenStmt : elseStmt);
 
   ControlDependence dep;
   dep.kind = ControlDependence::Kind::Branch;
@@ -242,6 +254,9 @@ void FlowAnalysis::Walker::execIf(const IfStmt *branch) {
     PathSet all = thenEnds ? elsePaths : (elseEnds ? thenPaths : thenPaths.either(elsePaths));
     dep.balanced = all.single();
     dep.reordered = all.onlyReordered();
+    // One of a run of ifs that together issue the same collectives on every rank.
+    if (partitioned_.contains(branch))
+      dep.balanced = true;
   }
 
   State entry = frame_->state;
@@ -290,6 +305,36 @@ void FlowAnalysis::Walker::execIf(const IfStmt *branch) {
       }
     }
   }
+}
+
+// A test of a flag the call passes as a constant (`norm_squared(out, x, n, /*reset=*/true)`),
+// which the function never writes: for this call, the side it picks is the only one. The
+// constant is read from the call's text, not from the values the walk tracks (those may miss a
+// write that a runtime call makes).
+std::optional<bool> FlowAnalysis::Walker::flagFromCaller(const Expr *cond) {
+  bool negated = false;
+  cond = cond->IgnoreParenImpCasts();
+  while (const auto *unary = dyn_cast<UnaryOperator>(cond)) {
+    if (unary->getOpcode() != UO_LNot)
+      return std::nullopt;
+    negated = !negated;
+    cond = unary->getSubExpr()->IgnoreParenImpCasts();
+  }
+  const auto *ref = dyn_cast<DeclRefExpr>(cond);
+  const auto *param = ref ? dyn_cast<ParmVarDecl>(ref->getDecl()) : nullptr;
+  const auto *call = dyn_cast_or_null<CallExpr>(frame_->callSite);
+  const auto *owner = param ? dyn_cast<FunctionDecl>(param->getDeclContext()) : nullptr;
+  if (!param || !call || isa<CXXOperatorCallExpr>(call) || !owner || !frame_->function ||
+      owner->getCanonicalDecl() != frame_->function->getCanonicalDecl() ||
+      param->getFunctionScopeIndex() >= call->getNumArgs() || !frame_->function->getBody() ||
+      writes(frame_->function->getBody(), param))
+    return std::nullopt;
+  const Expr *arg = call->getArg(param->getFunctionScopeIndex());
+  bool truth = false;
+  if (arg->isValueDependent() || arg->isTypeDependent() ||
+      !arg->EvaluateAsBooleanCondition(truth, context_))
+    return std::nullopt;
+  return truth != negated;
 }
 
 void FlowAnalysis::Walker::collectInduction(const Stmt *s, LoopContext &loop, bool onlyModified) {

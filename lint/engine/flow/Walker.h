@@ -110,6 +110,23 @@ struct Frame {
   unsigned silent = 0; // > 0: a provisional pass of a loop, which reports nothing
 };
 
+// What separate ifs compare one variable with (`if (rank == src)`, `if (rank == dest)`,
+// `if (rank != src && rank != dest)`), to prove that together they split its values
+// (flow/Partitions.cpp).
+struct Partition {
+  struct Operand {
+    const Expr *expr = nullptr;      // null: the zero a bare `if (rank)` tests against
+    std::optional<int64_t> constant; // its value, when a constant
+    bool size = false;               // exactly the communicator size
+  };
+  const Expr *subject = nullptr;
+  bool nonNegative = false; // the subject is exactly the rank
+  llvm::SmallVector<Operand, 4> operands;
+  llvm::SmallVector<const IfStmt *, 8> decided; // the ifs whose conditions are such comparisons
+};
+// One way the subject can compare with each operand: below (-1), equal (0) or above (1).
+using Ordering = llvm::SmallVector<int8_t, 4>;
+
 constexpr unsigned kMaxCallDepth = 8;
 constexpr unsigned long kEvaluationBudget = 4'000'000;
 
@@ -214,6 +231,21 @@ private:
   bool functionEndsProcess(const FunctionDecl *definition, unsigned depth);
   const Stmt *findJump(const Stmt *s);
 
+  // ---- ifs that split the ranks (flow/Partitions.cpp) -------------------------------------------
+
+  unsigned provePartition(const CompoundStmt *block, unsigned first,
+                          llvm::SmallVectorImpl<const IfStmt *> &proved);
+  bool provePartitionOf(llvm::ArrayRef<const Stmt *> run, Partition &p);
+  std::optional<int64_t> constantOperand(const Expr *operand) const;
+  std::optional<unsigned> operandIndex(const Expr *operand, const Partition &p) const;
+  bool comparisonsOf(const Expr *cond, Partition &p, bool addOperands) const;
+  bool truthIn(const Expr *cond, const Partition &p, const Ordering &ways) const;
+  void collectDecided(const Stmt *s, Partition &p) const;
+  bool stableIn(llvm::ArrayRef<const Stmt *> run, const Partition &p) const;
+  bool oneCommunicator(llvm::ArrayRef<const Stmt *> run) const;
+  static bool possible(const Partition &p, const Ordering &ways);
+  PathSet pathsIn(const Stmt *s, const Partition &p, const Ordering &ways);
+
   // ---- statements (flow/Statements.cpp) ---------------------------------------------------------
 
   void exec(const Stmt *s);
@@ -228,6 +260,7 @@ private:
   bool stillHolds(const NamedTest &test) const;
   void execVarDecl(const VarDecl *var);
   void execIf(const IfStmt *branch);
+  std::optional<bool> flagFromCaller(const Expr *cond);
   void collectInduction(const Stmt *s, LoopContext &loop, bool onlyModified);
   void endRegion(const LoopContext *loop);
   // A template defined in Statements.cpp, the only source that instantiates it.
@@ -338,6 +371,9 @@ private:
   llvm::DenseMap<const EnumDecl *, bool> statusEnums_;
   llvm::DenseSet<const VarDecl *> evaluatingGlobals_;
   std::map<std::pair<const FunctionDecl *, bool>, bool> endsProcess_; // (helper, throw caught)
+  // The ifs of the runs being walked that together issue the same collectives on every rank
+  // (provePartition), each with the number of walks of its block under way that proved it.
+  llvm::DenseMap<const IfStmt *, unsigned> partitioned_;
   // Fields and variables outside functions that a function of the file fills with the rank, and
   // where (learnRankStorage).
   llvm::DenseMap<const Decl *, Origin> rankStorage_;

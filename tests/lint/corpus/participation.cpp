@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <exception>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -820,4 +821,176 @@ int tp_plain_return_on_one_rank(int *id) {
     return 1;
   MPI_Bcast(id, 1, MPI_INT, 0, MPI_COMM_WORLD); // expect: collective-not-reached-by-all-ranks
   return 0;
+}
+
+// Separate ifs whose conditions split the ranks: the first stage of a pipeline, the last, and the
+// stages between each synchronise once. A one-stage pipeline (first == last) takes the first if
+// only, so every rank reaches exactly one barrier whatever `first` and `last` are.
+void tn_separate_ifs_that_split_the_ranks(float *activations, int len, int first, int last,
+                                          MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == first) {
+    for (int i = 0; i < len; ++i)
+      activations[i] = 0.0f;
+    MPI_Barrier(comm);
+  }
+  std::printf("stage %d ready\n", rank);
+  if (last == rank) {
+    if (rank != first)
+      MPI_Barrier(comm);
+    activations[0] = 1.0f;
+  }
+  if (!(rank == first || rank == last))
+    MPI_Barrier(comm);
+}
+
+// The root and the other ranks broadcast in two separate ifs.
+void tn_root_and_the_others_in_separate_ifs(float *weights, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Bcast(weights, len, MPI_FLOAT, 0, comm);
+  if (rank != 0)
+    MPI_Bcast(weights, len, MPI_FLOAT, 0, comm);
+}
+
+// The lower and the upper half, and an else that tests again what the if left.
+void tn_halves_in_separate_ifs(float *grad, int len, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int half = size / 2;
+  if (rank < half)
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm);
+  if (rank >= half)
+    MPI_Allreduce(MPI_IN_PLACE, grad, len, MPI_FLOAT, MPI_SUM, comm);
+  if (rank == 0)
+    MPI_Barrier(comm);
+  else if (rank > 0)
+    MPI_Barrier(comm);
+}
+
+// Ranks 0 and 1 call the barrier, ranks 2 and above never do.
+void tp_separate_ifs_that_leave_ranks_out(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  if (rank == 1)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// Every rank takes one of the two ifs, but a rank equal to both `src` and `dest` takes both.
+void tp_separate_ifs_that_overlap(float *buf, int len, int src, int dest, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == src)
+    MPI_Bcast(buf, len, MPI_FLOAT, src, comm); // expect: collective-not-reached-by-all-ranks
+  if (rank != src || rank == dest)
+    MPI_Bcast(buf, len, MPI_FLOAT, src, comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// The ifs split the ranks, but the root broadcasts where the others wait at a barrier.
+void tp_separate_ifs_that_issue_different_collectives(float *buf, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Bcast(buf, len, MPI_FLOAT, 0, comm); // expect: collective-not-reached-by-all-ranks
+  if (rank != 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// The ifs split the ranks, but their barriers are on different communicators.
+void tp_separate_ifs_on_different_communicators(MPI_Comm comm, MPI_Comm other) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  if (rank != 0)
+    MPI_Barrier(other); // expect: collective-not-reached-by-all-ranks
+}
+
+// The second if tests the rank after the first changed it.
+void tp_separate_ifs_around_a_write_of_the_rank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+    rank = 1;
+  }
+  if (rank != 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// The ifs split the ranks, but the root reaches its barrier before the broadcast and the others
+// after it.
+void tp_separate_ifs_around_another_collective(float *buf, int len, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  MPI_Bcast(buf, len, MPI_FLOAT, 0, comm);
+  if (rank != 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+namespace {
+
+// Adds the squared norm of `grads` to `out[0]`, which it zeroes first when `reset` is set.
+void norm_squared_into(float *out, const float *grads, int len, bool reset) {
+  if (reset)
+    std::memset(out, 0, sizeof(float));
+  for (int i = 0; i < len; ++i)
+    out[0] = out[0] + grads[i] * grads[i];
+}
+
+} // namespace
+
+// The norm of the all-reduced gradients lands in a buffer that held this rank's activations, zeroed
+// first: every rank holds the same norm, and takes the same side of the test.
+void tn_norm_in_a_reused_buffer_zeroed_first(float *grads, float *scratch, int len, MPI_Comm comm) {
+  scratch[0] = static_cast<float>(rank_of(comm));
+  MPI_Allreduce(MPI_IN_PLACE, grads, len, MPI_FLOAT, MPI_SUM, comm);
+  norm_squared_into(scratch, grads, len, /*reset=*/true);
+  if (scratch[0] < 1e6f)
+    MPI_Barrier(comm);
+}
+
+// Not zeroed, the buffer still holds this rank's value under the norm.
+void tp_norm_added_to_this_ranks_value(float *grads, float *scratch, int len, MPI_Comm comm) {
+  scratch[0] = static_cast<float>(rank_of(comm));
+  MPI_Allreduce(MPI_IN_PLACE, grads, len, MPI_FLOAT, MPI_SUM, comm);
+  norm_squared_into(scratch, grads, len, /*reset=*/false);
+  if (scratch[0] < 1e6f)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// `offset < 1u` compares -1 as the largest unsigned value: on rank 0 (offset -1) neither if holds.
+void tp_separate_ifs_that_compare_a_negative_value_as_unsigned(MPI_Comm comm) {
+  const int offset = rank_of(comm) - 1;
+  if (offset < 1u)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  if (offset >= 1)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// `(char)rank` is 0 on rank 256 too, which then takes neither if.
+void tp_separate_ifs_on_a_narrowed_rank(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if ((char)rank)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+  if (rank == 0)
+    MPI_Barrier(comm); // expect: collective-not-reached-by-all-ranks
+}
+
+// A conversion to bool tests what it converts: `static_cast<bool>(rank)` is `rank != 0`.
+void tn_separate_ifs_on_the_rank_as_a_truth_value(MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (static_cast<bool>(rank))
+    MPI_Barrier(comm);
+  if (!rank)
+    MPI_Barrier(comm);
 }

@@ -1,5 +1,5 @@
 // collcheck: one binary, one subcommand per stage (run, dump, analyze, rules, explain).
-#include "commands.h"
+#include "analyzer/commands.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,16 +1,16 @@
 // collcheck analyze DIR...: load, match, judge, report. The exit status is the contract with CI:
 // 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage, or nothing to check (no
 // collective recorded).
-#include "../commands.h"
-#include "../load/descriptor_limit.h"
-#include "../load/trace_set.h"
-#include "../match/analysis.h"
-#include "../objective/reference_comparison.h"
-#include "../parallel/thread_split.h"
-#include "../report/report.h"
-#include "../sites/call_sites.h"
+#include "analyzer/cli/progress.h"
+#include "analyzer/commands.h"
+#include "analyzer/load/descriptor_limit.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/analysis.h"
+#include "analyzer/objective/reference_comparison.h"
+#include "analyzer/parallel/thread_split.h"
+#include "analyzer/report/report.h"
+#include "analyzer/sites/call_sites.h"
 #include "format/clock.h"
-#include "progress.h"
 
 #include <CLI/CLI.hpp>
 

@@ -1,4 +1,4 @@
-#include "progress.h"
+#include "analyzer/cli/progress.h"
 
 #include <cstdio>
 

@@ -1,6 +1,6 @@
-#include "participation_recorder.h"
+#include "analyzer/match/participation_recorder.h"
 
-#include "signature.h"
+#include "analyzer/match/signature.h"
 
 namespace collcheck::analyzer {
 

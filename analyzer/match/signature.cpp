@@ -1,4 +1,4 @@
-#include "signature.h"
+#include "analyzer/match/signature.h"
 
 #include <cstdio>
 

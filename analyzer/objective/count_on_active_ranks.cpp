@@ -1,7 +1,7 @@
 // count-on-active-ranks: a count reduction issued only by the ranks that still have input
 // (rules/pages/count-on-active-ranks.md).
-#include "numbers.h"
-#include "objective_rule.h"
+#include "analyzer/objective/numbers.h"
+#include "analyzer/objective/objective_rule.h"
 
 namespace collcheck::analyzer::objective {
 namespace {

@@ -1,7 +1,7 @@
 // double-normalization: divided by the global count N, then averaged over P ranks again
 // (rules/pages/double-normalization.md).
-#include "numbers.h"
-#include "objective_rule.h"
+#include "analyzer/objective/numbers.h"
+#include "analyzer/objective/objective_rule.h"
 
 namespace collcheck::analyzer::objective {
 namespace {

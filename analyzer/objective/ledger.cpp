@@ -1,4 +1,4 @@
-#include "ledger.h"
+#include "analyzer/objective/ledger.h"
 
 #include <algorithm>
 #include <cmath>

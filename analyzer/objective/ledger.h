@@ -6,7 +6,7 @@
 // identical reductions on a communicator, such as gradient buckets, are kept as one).
 #pragma once
 
-#include "../rules/rule.h"
+#include "analyzer/rules/rule.h"
 
 #include <cstdint>
 #include <deque>

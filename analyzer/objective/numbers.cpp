@@ -1,4 +1,4 @@
-#include "numbers.h"
+#include "analyzer/objective/numbers.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,9 +1,9 @@
 // The bridge between the analyzer's pipeline and the objective rules: a trace rule that records
 // the windows while the traces stream past (ledger.h) and, at the end of the job, sorts them
 // (windows.h), weighs every gradient reduction (weighing.h) and lets each objective rule judge.
-#include "objective_rule.h"
+#include "analyzer/objective/objective_rule.h"
 
-#include "numbers.h"
+#include "analyzer/objective/numbers.h"
 
 #include <algorithm>
 #include <vector>

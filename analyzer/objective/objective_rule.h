@@ -3,7 +3,7 @@
 // shared algebra lives in weighing.cpp and its explanation in the rule pages.
 #pragma once
 
-#include "weighing.h"
+#include "analyzer/objective/weighing.h"
 
 #include <memory>
 #include <string_view>

@@ -1,7 +1,7 @@
 // partial-window: the count reduction of an accumulation window carries only the last
 // micro-batch's counts (rules/pages/partial-window.md).
-#include "numbers.h"
-#include "objective_rule.h"
+#include "analyzer/objective/numbers.h"
+#include "analyzer/objective/objective_rule.h"
 
 namespace collcheck::analyzer::objective {
 namespace {

@@ -1,8 +1,8 @@
-#include "reference_comparison.h"
+#include "analyzer/objective/reference_comparison.h"
 
-#include "ledger.h"
-#include "numbers.h"
-#include "windows.h"
+#include "analyzer/objective/ledger.h"
+#include "analyzer/objective/numbers.h"
+#include "analyzer/objective/windows.h"
 
 #include <cmath>
 #include <map>

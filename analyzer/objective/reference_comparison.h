@@ -6,9 +6,9 @@
 // as the mean it becomes. Count reductions are left out on both sides.
 #pragma once
 
-#include "../load/trace_set.h"
-#include "../match/analysis.h"
-#include "../model/finding.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/analysis.h"
+#include "analyzer/model/finding.h"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 // uncompensated-mean: some rank's effective per-item weight differs from 1/N
 // (rules/pages/uncompensated-mean.md).
-#include "numbers.h"
-#include "objective_rule.h"
+#include "analyzer/objective/numbers.h"
+#include "analyzer/objective/objective_rule.h"
 
 namespace collcheck::analyzer::objective {
 namespace {

@@ -1,6 +1,6 @@
 // unverified-reduction: a gradient reduction whose weighting the traces cannot decide, and why
 // (rules/pages/unverified-reduction.md).
-#include "objective_rule.h"
+#include "analyzer/objective/objective_rule.h"
 
 namespace collcheck::analyzer::objective {
 namespace {

@@ -1,6 +1,6 @@
-#include "weighing.h"
+#include "analyzer/objective/weighing.h"
 
-#include "numbers.h"
+#include "analyzer/objective/numbers.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // rules/pages/uncompensated-mean.md; this computes it from what the traces say and nothing else.
 #pragma once
 
-#include "windows.h"
+#include "analyzer/objective/windows.h"
 
 #include <limits>
 #include <string>

@@ -1,4 +1,4 @@
-#include "windows.h"
+#include "analyzer/objective/windows.h"
 
 #include <cmath>
 #include <map>

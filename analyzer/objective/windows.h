@@ -7,7 +7,7 @@
 // a gradient reduction, since a count is reduced before the gradient it normalizes.
 #pragma once
 
-#include "ledger.h"
+#include "analyzer/objective/ledger.h"
 
 #include <vector>
 

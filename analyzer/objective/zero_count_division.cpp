@@ -1,7 +1,7 @@
 // zero-count-division: a loss divided by a count of zero, a rank's own (a local mean over no
 // item) or the global one (a window without any item) (rules/pages/zero-count-division.md).
-#include "numbers.h"
-#include "objective_rule.h"
+#include "analyzer/objective/numbers.h"
+#include "analyzer/objective/objective_rule.h"
 
 #include <cmath>
 

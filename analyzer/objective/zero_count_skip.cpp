@@ -1,7 +1,7 @@
 // zero-count-skip: a rank with no valid item skipped a reduction of its window, or a window
 // without any valid item was skipped by some ranks only (rules/pages/zero-count-skip.md).
-#include "numbers.h"
-#include "objective_rule.h"
+#include "analyzer/objective/numbers.h"
+#include "analyzer/objective/objective_rule.h"
 
 namespace collcheck::analyzer::objective {
 namespace {

@@ -1,7 +1,7 @@
 // collective-reorder: some ranks issued the same block of collectives in another order. Reported
 // once per block with both orders, instead of one mismatch per position.
-#include "../match/signature.h"
-#include "rule.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/rule.h"
 
 namespace collcheck::analyzer {
 namespace {

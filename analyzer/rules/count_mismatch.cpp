@@ -2,8 +2,8 @@
 // every rank passes the same count (what it means per kind is in the note); for the v-variants the
 // per-rank counts must add up to the totals the other side expects (docs/trace-format.md: count
 // and aux per kind).
-#include "field_mismatch.h"
-#include "invalid_arguments.h"
+#include "analyzer/rules/field_mismatch.h"
+#include "analyzer/rules/invalid_arguments.h"
 
 namespace collcheck::analyzer {
 namespace {

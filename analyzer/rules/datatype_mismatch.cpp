@@ -1,6 +1,6 @@
 // datatype-mismatch: the same collective with different element datatypes across ranks.
-#include "field_mismatch.h"
-#include "invalid_arguments.h"
+#include "analyzer/rules/field_mismatch.h"
+#include "analyzer/rules/invalid_arguments.h"
 
 namespace collcheck::analyzer {
 namespace {

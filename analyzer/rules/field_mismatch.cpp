@@ -1,4 +1,4 @@
-#include "field_mismatch.h"
+#include "analyzer/rules/field_mismatch.h"
 
 #include <algorithm>
 #include <vector>

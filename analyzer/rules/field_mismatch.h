@@ -2,8 +2,8 @@
 // field and writes one finding naming each group ("count 1023 on rank 3, count 1024 on ranks 0-2").
 #pragma once
 
-#include "../match/signature.h"
-#include "rule.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/rule.h"
 
 #include <string>
 

@@ -1,9 +1,9 @@
 // hang: post-mortem of a job stopped while stuck. Per communicator: the call the ranks that went
 // furthest wait in, the ranks they wait for, the last sequence number each rank reached, and where
 // each waited-for rank is (stuck in another collective, in none, or gone).
-#include "../match/signature.h"
-#include "invalid_arguments.h"
-#include "rule.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/invalid_arguments.h"
+#include "analyzer/rules/rule.h"
 
 #include <map>
 

@@ -2,8 +2,8 @@
 // unreadable files, torn or lost records: each is named with its file and the reason, and every
 // position that could not be checked for some rank is counted, so a partial trace never passes
 // silently.
-#include "../match/signature.h"
-#include "rule.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/rule.h"
 
 #include <map>
 

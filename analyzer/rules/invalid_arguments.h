@@ -3,7 +3,7 @@
 // mismatch.
 #pragma once
 
-#include "rule.h"
+#include "analyzer/rules/rule.h"
 
 namespace collcheck::analyzer {
 

@@ -2,8 +2,8 @@
 // tracer records such a call without a communicator (id 0, rank -1), so it has no position to be
 // matched at; MPI fails it (by default the job aborts there). One finding per kind of call, with
 // the ranks that made it and how their calls ended.
-#include "../match/signature.h"
-#include "rule.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/rule.h"
 
 #include <map>
 #include <set>

@@ -2,8 +2,8 @@
 // (MPI_DATATYPE_NULL, a type already freed). MPI rejects it (MPI_ERR_TYPE; by default the job
 // aborts in the call); it is reported as such, and the datatype and count rules leave the position
 // alone.
-#include "../match/signature.h"
-#include "invalid_arguments.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/invalid_arguments.h"
 
 namespace collcheck::analyzer {
 namespace {

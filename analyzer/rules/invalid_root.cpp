@@ -1,8 +1,8 @@
 // invalid-root: a rooted collective (broadcast, reduce, gather, scatter and their v-forms) whose
 // root is no rank of its intracommunicator (negative, or not below the communicator's size). MPI
 // rejects it (MPI_ERR_ROOT); it is reported as such, and the root rule leaves the position alone.
-#include "../match/signature.h"
-#include "invalid_arguments.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/invalid_arguments.h"
 
 namespace collcheck::analyzer {
 

@@ -1,6 +1,6 @@
 // kind-mismatch: ranks issued different collectives (or blocking against non-blocking) at the
 // same position of a communicator.
-#include "field_mismatch.h"
+#include "analyzer/rules/field_mismatch.h"
 
 namespace collcheck::analyzer {
 namespace {

@@ -1,6 +1,6 @@
 // missing-participant: a collective issued by only some members of its communicator.
-#include "../match/signature.h"
-#include "rule.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/rule.h"
 
 namespace collcheck::analyzer {
 namespace {

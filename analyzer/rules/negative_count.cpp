@@ -1,8 +1,8 @@
 // negative-count: a collective called with a negative element count. MPI rejects it
 // (MPI_ERR_COUNT; by default the job aborts in the call); it is reported as such, and the count
 // rule leaves the position alone.
-#include "../match/signature.h"
-#include "invalid_arguments.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/invalid_arguments.h"
 
 namespace collcheck::analyzer {
 namespace {

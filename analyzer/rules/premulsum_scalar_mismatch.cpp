@@ -1,5 +1,5 @@
 // premulsum-scalar-mismatch: PreMulSum reductions whose scalars differ across ranks.
-#include "field_mismatch.h"
+#include "analyzer/rules/field_mismatch.h"
 
 namespace collcheck::analyzer {
 namespace {

@@ -3,8 +3,8 @@
 // Every call before its end may have matched, yet the job did not complete: that is never "no
 // findings". A process stopped while waiting inside a collective, with no signal of its own, is
 // the hang rule's; a trace that lost records is incomplete-trace's.
-#include "../match/signature.h"
-#include "rule.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/rule.h"
 
 #include <algorithm>
 #include <map>

@@ -1,5 +1,5 @@
 // reduce-op-mismatch: the same reduction with different reduction operators across ranks.
-#include "field_mismatch.h"
+#include "analyzer/rules/field_mismatch.h"
 
 namespace collcheck::analyzer {
 namespace {

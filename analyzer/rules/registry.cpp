@@ -1,6 +1,6 @@
-#include "rule.h"
+#include "analyzer/rules/rule.h"
 
-#include "catalogue.h"
+#include "rules/catalogue.h"
 
 #include <csignal>
 #include <cstring>

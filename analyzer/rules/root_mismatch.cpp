@@ -1,6 +1,6 @@
 // root-mismatch: a rooted collective (broadcast, reduce, gather, scatter) with different roots.
-#include "field_mismatch.h"
-#include "invalid_arguments.h"
+#include "analyzer/rules/field_mismatch.h"
+#include "analyzer/rules/invalid_arguments.h"
 
 namespace collcheck::analyzer {
 namespace {

@@ -4,9 +4,9 @@
 // findings. Rules never read files and never see the merge; reporters never see events.
 #pragma once
 
-#include "../load/trace_set.h"
-#include "../model/communicator.h"
-#include "../model/finding.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/model/communicator.h"
+#include "analyzer/model/finding.h"
 #include "format/record.h"
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // send-recv-mismatch: an NCCL send and the receive it is paired with disagree in size or
 // datatype, or a send/receive has no partner at all.
-#include "../match/signature.h"
-#include "rule.h"
+#include "analyzer/match/signature.h"
+#include "analyzer/rules/rule.h"
 
 namespace collcheck::analyzer {
 namespace {

@@ -1,10 +1,10 @@
 // Runs the analyzer library on a folder and picks findings by rule.
 #pragma once
 
-#include "load/trace_set.h"
-#include "match/analysis.h"
-#include "parallel/merge.h"
-#include "report/report.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/analysis.h"
+#include "analyzer/parallel/merge.h"
+#include "analyzer/report/report.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "hang_watch.h"
+#include "tracer/launcher/hang_watch.h"
 
 #include "format/reader.h"
 

@@ -2,9 +2,9 @@
 // with the preload library and the output folder in its environment, so every process it starts
 // that makes collective calls writes one trace file into DIR. The command is executed directly,
 // never through a shell; its exit status is returned.
-#include "commands.h"
+#include "analyzer/commands.h"
 #include "format/reader.h"
-#include "hang_watch.h"
+#include "tracer/launcher/hang_watch.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,6 +1,6 @@
 // collcheck rules / collcheck explain RULE: the rule catalogue on the terminal.
+#include "cli/commands.h"
 #include "rules/catalogue.h"
-#include "analyzer/commands.h"
 
 #include <algorithm>
 #include <cstdio>

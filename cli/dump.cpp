@@ -1,8 +1,8 @@
 // collcheck dump FILE...: a trace file as JSON Lines, the header first, then one record a line.
 // For people and scripts: every field by name, nothing interpreted beyond the format's own tables.
-#include "analyzer/commands.h"
 #include "analyzer/match/signature.h"
 #include "analyzer/model/communicator.h"
+#include "cli/commands.h"
 #include "format/reader.h"
 
 #include <nlohmann/json.hpp>

@@ -1,8 +1,6 @@
 // collcheck analyze DIR...: load, match, judge, report. The exit status is the contract with CI:
 // 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage, or nothing to check (no
 // collective recorded).
-#include "analyzer/cli/progress.h"
-#include "analyzer/commands.h"
 #include "analyzer/load/descriptor_limit.h"
 #include "analyzer/load/trace_set.h"
 #include "analyzer/match/analysis.h"
@@ -10,6 +8,8 @@
 #include "analyzer/parallel/thread_split.h"
 #include "analyzer/report/report.h"
 #include "analyzer/sites/call_sites.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
 #include "format/clock.h"
 
 #include <CLI/CLI.hpp>

@@ -1,4 +1,4 @@
-#include "analyzer/cli/progress.h"
+#include "cli/progress.h"
 
 #include <cstdio>
 

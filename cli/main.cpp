@@ -1,5 +1,8 @@
 // collcheck: one binary, one subcommand per stage (run, dump, analyze, rules, explain).
-#include "analyzer/commands.h"
+#include "cli/commands.h"
+#ifdef COLLCHECK_HAVE_LAUNCHER
+#include "tracer/launcher/launcher.h"
+#endif
 
 #include <cerrno>
 #include <cstdio>
@@ -50,8 +53,14 @@ int dispatch(std::string_view command, collcheck::cli::Args rest) {
     std::printf("collcheck %s (trace format 1)\n", COLLCHECK_VERSION);
     return 0;
   }
-  if (command == "run")
-    return runMain(rest);
+  if (command == "run") {
+#ifdef COLLCHECK_HAVE_LAUNCHER
+    return collcheck::launcher::runMain(rest);
+#else
+    std::fprintf(stderr, "collcheck run: not built (the launcher is part of the tracer)\n");
+    return 2;
+#endif
+  }
   if (command == "dump")
     return dumpMain(rest);
   if (command == "analyze")
@@ -67,15 +76,6 @@ int dispatch(std::string_view command, collcheck::cli::Args rest) {
 }
 
 } // namespace
-
-#ifndef COLLCHECK_HAVE_LAUNCHER
-namespace collcheck::cli {
-int runMain(Args) {
-  std::fprintf(stderr, "collcheck run: not built (the launcher is part of the tracer)\n");
-  return 2;
-}
-} // namespace collcheck::cli
-#endif
 
 int main(int argc, char **argv) {
   if (argc < 2) {

@@ -1,10 +1,10 @@
 // collcheck analyze DIR...: load, match, judge, report. The exit status is the contract with CI:
 // 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage, or nothing to check (no
 // collective recorded).
+#include "analyzer/checks/objective/reference_comparison.h"
 #include "analyzer/load/descriptor_limit.h"
 #include "analyzer/load/trace_set.h"
 #include "analyzer/match/analysis.h"
-#include "analyzer/objective/reference_comparison.h"
 #include "analyzer/parallel/thread_split.h"
 #include "analyzer/report/report.h"
 #include "analyzer/sites/call_sites.h"
@@ -252,7 +252,7 @@ int analyzeMain(Args args) {
   auto t2 = std::chrono::steady_clock::now();
   bar.stop();
   auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-  if (!reference.empty()) { // analyzer/objective/reference_comparison.h
+  if (!reference.empty()) { // analyzer/checks/objective/reference_comparison.h
     TraceSet referenceTraces = TraceSet::open({reference}, threads);
     std::vector<Finding> differences;
     std::string error = referenceTraces.fatal ? "cannot be analyzed as one run" : "";

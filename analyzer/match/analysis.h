@@ -4,12 +4,12 @@
 // held in memory are bounded by ranks x chunk, not by the trace length.
 #pragma once
 
+#include "analyzer/checks/rule.h"
 #include "analyzer/match/judge.h"
 #include "analyzer/match/wire.h"
 #include "analyzer/model/communicator.h"
 #include "analyzer/model/finding.h"
 #include "analyzer/model/participation.h"
-#include "analyzer/rules/rule.h"
 
 #include <atomic>
 #include <cstdint>

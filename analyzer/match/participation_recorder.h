@@ -2,8 +2,8 @@
 // before and after each divergence, and the last few (where a hung job stopped).
 #pragma once
 
+#include "analyzer/checks/rule.h"
 #include "analyzer/model/participation.h"
-#include "analyzer/rules/rule.h"
 
 #include <deque>
 #include <map>

@@ -14,8 +14,8 @@
 
 namespace collcheck::testing {
 
-// The participation rules these tests are about; the objective rules (analyzer/objective) have
-// their own tests and may add notes about windows they cannot verify.
+// The participation rules these tests are about; the objective rules (analyzer/checks/objective)
+// have their own tests and may add notes about windows they cannot verify.
 inline bool isParticipationRule(std::string_view id) {
   for (std::string_view rule :
        {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",

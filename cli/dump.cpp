@@ -1,7 +1,7 @@
 // collcheck dump FILE...: a trace file as JSON Lines, the header first, then one record a line.
 // For people and scripts: every field by name, nothing interpreted beyond the format's own tables.
-#include "analyzer/match/signature.h"
 #include "analyzer/model/communicator.h"
+#include "analyzer/model/signature.h"
 #include "cli/commands.h"
 #include "format/reader.h"
 

@@ -1,6 +1,6 @@
 #include "analyzer/match/aligner.h"
 
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 #include <span>
 

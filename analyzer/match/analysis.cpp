@@ -7,7 +7,7 @@
 #include "analyzer/match/event_log.h"
 #include "analyzer/match/participation_recorder.h"
 #include "analyzer/match/point_to_point.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 #include "analyzer/match/participation_recorder.h"
 
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 

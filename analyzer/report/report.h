@@ -3,7 +3,7 @@
 #pragma once
 
 #include "analyzer/load/trace_set.h"
-#include "analyzer/match/analysis.h"
+#include "analyzer/model/analysis_result.h"
 
 #include <nlohmann/json.hpp>
 

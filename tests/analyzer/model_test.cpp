@@ -1,8 +1,8 @@
 // The finding model and the catalogue link: repeats fold, ranks print in runs, and every trace rule
 // the analyzer can report has its page in rules/pages.
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
 #include "analyzer/model/finding.h"
+#include "analyzer/model/signature.h"
 #include "rules/catalogue.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // collective-reorder: some ranks issued the same block of collectives in another order. Reported
 // once per block with both orders, instead of one mismatch per position.
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 namespace {

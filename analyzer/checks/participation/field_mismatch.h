@@ -3,7 +3,7 @@
 #pragma once
 
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 #include <string>
 

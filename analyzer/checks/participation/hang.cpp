@@ -3,7 +3,7 @@
 // each waited-for rank is (stuck in another collective, in none, or gone).
 #include "analyzer/checks/participation/invalid_arguments.h"
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 #include <map>
 

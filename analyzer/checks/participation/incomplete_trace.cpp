@@ -3,7 +3,7 @@
 // position that could not be checked for some rank is counted, so a partial trace never passes
 // silently.
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 #include <map>
 

@@ -3,7 +3,7 @@
 // matched at; MPI fails it (by default the job aborts there). One finding per kind of call, with
 // the ranks that made it and how their calls ended.
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 #include <map>
 #include <set>

@@ -3,7 +3,7 @@
 // aborts in the call); it is reported as such, and the datatype and count rules leave the position
 // alone.
 #include "analyzer/checks/participation/invalid_arguments.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 namespace {

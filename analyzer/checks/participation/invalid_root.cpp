@@ -2,7 +2,7 @@
 // root is no rank of its intracommunicator (negative, or not below the communicator's size). MPI
 // rejects it (MPI_ERR_ROOT); it is reported as such, and the root rule leaves the position alone.
 #include "analyzer/checks/participation/invalid_arguments.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 

@@ -1,6 +1,6 @@
 // missing-participant: a collective issued by only some members of its communicator.
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 namespace {

@@ -2,7 +2,7 @@
 // (MPI_ERR_COUNT; by default the job aborts in the call); it is reported as such, and the count
 // rule leaves the position alone.
 #include "analyzer/checks/participation/invalid_arguments.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 namespace {

@@ -4,7 +4,7 @@
 // findings". A process stopped while waiting inside a collective, with no signal of its own, is
 // the hang rule's; a trace that lost records is incomplete-trace's.
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 #include <algorithm>
 #include <map>

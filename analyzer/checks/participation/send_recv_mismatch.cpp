@@ -1,7 +1,7 @@
 // send-recv-mismatch: an NCCL send and the receive it is paired with disagree in size or
 // datatype, or a send/receive has no partner at all.
 #include "analyzer/checks/rule.h"
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 namespace {

@@ -1,4 +1,4 @@
-#include "analyzer/match/signature.h"
+#include "analyzer/model/signature.h"
 
 #include <cstdio>
 

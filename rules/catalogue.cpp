@@ -1,4 +1,4 @@
-#include "catalogue.h"
+#include "rules/catalogue.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "descriptor_limit.h"
+#include "analyzer/load/descriptor_limit.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "slot_window.h"
+#include "analyzer/load/slot_window.h"
 
 #include <algorithm>
 

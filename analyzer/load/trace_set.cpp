@@ -1,4 +1,4 @@
-#include "trace_set.h"
+#include "analyzer/load/trace_set.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,6 +1,6 @@
-#include "aligner.h"
+#include "analyzer/match/aligner.h"
 
-#include "signature.h"
+#include "analyzer/model/signature.h"
 
 #include <span>
 

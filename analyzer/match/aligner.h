@@ -7,8 +7,8 @@
 // goes on, so one skipped call is one finding, not a cascade.
 #pragma once
 
-#include "../rules/rule.h"
-#include "record_queue.h"
+#include "analyzer/checks/rule.h"
+#include "analyzer/match/record_queue.h"
 
 #include <cstdint>
 #include <span>

@@ -1,13 +1,13 @@
-#include "analysis.h"
+#include "analyzer/match/analysis.h"
 
-#include "../load/slot_window.h"
-#include "../load/trace_set.h"
-#include "aligner.h"
-#include "chunk_reader.h"
-#include "event_log.h"
-#include "participation_recorder.h"
-#include "point_to_point.h"
-#include "signature.h"
+#include "analyzer/load/slot_window.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/aligner.h"
+#include "analyzer/match/chunk_reader.h"
+#include "analyzer/match/event_log.h"
+#include "analyzer/match/participation_recorder.h"
+#include "analyzer/match/point_to_point.h"
+#include "analyzer/model/signature.h"
 
 #include <algorithm>
 #include <chrono>

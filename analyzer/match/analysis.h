@@ -4,12 +4,11 @@
 // held in memory are bounded by ranks x chunk, not by the trace length.
 #pragma once
 
-#include "../model/communicator.h"
-#include "../model/finding.h"
-#include "../model/participation.h"
-#include "../rules/rule.h"
-#include "judge.h"
-#include "wire.h"
+#include "analyzer/checks/rule.h"
+#include "analyzer/match/judge.h"
+#include "analyzer/match/wire.h"
+#include "analyzer/model/analysis_result.h"
+#include "analyzer/model/communicator.h"
 
 #include <atomic>
 #include <cstdint>
@@ -34,23 +33,6 @@ struct AnalysisOptions {
   // trace; the fuzz target bounds it so that its inputs explore the logic, not that scaling.
   int64_t maxCommunicatorSize = 0;
   std::atomic<uint64_t> *recordsRead = nullptr; // progress: slots read, may be null
-};
-
-struct CommSummary {
-  Communicator comm;
-  uint64_t positions = 0;            // positions matched
-  std::vector<uint64_t> callsIssued; // per comm rank
-  uint64_t pointToPoint = 0;         // send/recv pairs matched
-};
-
-struct AnalysisResult {
-  std::vector<Finding> findings;
-  std::vector<CommSummary> communicators;
-  std::vector<CommPicture> pictures;
-  uint64_t recordsRead = 0;             // published records of known kinds
-  std::vector<uint64_t> recordsPerFile; // the same, per TraceSet::files entry
-  std::vector<InputProblem> problems;   // found while reading: damaged slots, sequence gaps, ...
-  uint64_t positions = 0;
 };
 
 AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options);

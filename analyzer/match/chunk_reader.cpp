@@ -1,4 +1,4 @@
-#include "chunk_reader.h"
+#include "analyzer/match/chunk_reader.h"
 
 #include <new>
 #include <sys/mman.h>

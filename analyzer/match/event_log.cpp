@@ -1,4 +1,4 @@
-#include "event_log.h"
+#include "analyzer/match/event_log.h"
 
 namespace collcheck::analyzer {
 namespace {

@@ -5,8 +5,8 @@
 // it with every share's counts.
 #pragma once
 
-#include "judge.h"
-#include "wire.h"
+#include "analyzer/match/judge.h"
+#include "analyzer/match/wire.h"
 
 #include <functional>
 #include <string>

@@ -1,4 +1,4 @@
-#include "judge.h"
+#include "analyzer/match/judge.h"
 
 #include <algorithm>
 

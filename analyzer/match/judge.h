@@ -4,10 +4,10 @@
 // the rules run once, over the whole job, in either mode.
 #pragma once
 
-#include "../model/participation.h"
-#include "../rules/rule.h"
-#include "aligner.h"
-#include "participation_recorder.h"
+#include "analyzer/checks/rule.h"
+#include "analyzer/match/aligner.h"
+#include "analyzer/match/participation_recorder.h"
+#include "analyzer/model/participation.h"
 
 #include <memory>
 #include <unordered_map>

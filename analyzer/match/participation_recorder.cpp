@@ -1,6 +1,6 @@
-#include "participation_recorder.h"
+#include "analyzer/match/participation_recorder.h"
 
-#include "signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 

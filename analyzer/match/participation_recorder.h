@@ -2,8 +2,8 @@
 // before and after each divergence, and the last few (where a hung job stopped).
 #pragma once
 
-#include "../model/participation.h"
-#include "../rules/rule.h"
+#include "analyzer/checks/rule.h"
+#include "analyzer/model/participation.h"
 
 #include <deque>
 #include <map>

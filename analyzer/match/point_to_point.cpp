@@ -1,6 +1,6 @@
-#include "point_to_point.h"
+#include "analyzer/match/point_to_point.h"
 
-#include "signature.h"
+#include "analyzer/model/signature.h"
 
 namespace collcheck::analyzer {
 

@@ -3,7 +3,7 @@
 // in per-pair queues, so memory is the number of calls in flight, not the trace length.
 #pragma once
 
-#include "../rules/rule.h"
+#include "analyzer/checks/rule.h"
 
 #include <deque>
 #include <functional>

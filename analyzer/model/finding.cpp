@@ -1,4 +1,4 @@
-#include "finding.h"
+#include "analyzer/model/finding.h"
 
 #include <algorithm>
 #include <cstdio>

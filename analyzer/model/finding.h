@@ -2,7 +2,7 @@
 // (text, JSON, SARIF, HTML, Perfetto) read findings; rules write them; neither knows the other.
 #pragma once
 
-#include "catalogue.h"
+#include "rules/catalogue.h"
 
 #include <cstdint>
 #include <map>

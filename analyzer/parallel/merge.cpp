@@ -1,9 +1,9 @@
-#include "merge.h"
+#include "analyzer/parallel/merge.h"
 
-#include "../match/event_log.h"
-#include "../match/record_queue.h"
-#include "../match/wire.h"
-#include "share_plan.h"
+#include "analyzer/match/event_log.h"
+#include "analyzer/match/record_queue.h"
+#include "analyzer/match/wire.h"
+#include "analyzer/parallel/share_plan.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -6,9 +6,9 @@
 // whole; the report is the same, only slower.
 #pragma once
 
-#include "../load/trace_set.h"
-#include "../match/analysis.h"
-#include "share_plan.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/analysis.h"
+#include "analyzer/parallel/share_plan.h"
 
 #include <string>
 

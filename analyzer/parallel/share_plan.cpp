@@ -1,6 +1,6 @@
-#include "share_plan.h"
+#include "analyzer/parallel/share_plan.h"
 
-#include "../load/slot_window.h"
+#include "analyzer/load/slot_window.h"
 
 #include <algorithm>
 #include <cstdlib>

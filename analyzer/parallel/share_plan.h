@@ -5,8 +5,8 @@
 // communicator's members are then in step at the cut; the merge checks that they were (merge.h).
 #pragma once
 
-#include "../load/trace_set.h"
-#include "../match/analysis.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/analysis.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
-#include "thread_split.h"
+#include "analyzer/parallel/thread_split.h"
 
-#include "merge.h"
-#include "share_plan.h"
+#include "analyzer/parallel/merge.h"
+#include "analyzer/parallel/share_plan.h"
 
 #include <atomic>
 #include <chrono>

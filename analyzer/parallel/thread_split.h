@@ -4,9 +4,9 @@
 // The report is the one a single thread writes.
 #pragma once
 
-#include "../load/trace_set.h"
-#include "../match/analysis.h"
-#include "share_plan.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/analysis.h"
+#include "analyzer/parallel/share_plan.h"
 
 #include <string>
 

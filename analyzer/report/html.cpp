@@ -1,7 +1,7 @@
 // --html: one self-contained page (no script, no external resource): the summary, a
 // participation picture per communicator that has a divergence (ranks by position, divergent
 // cells colored, divergent columns marked), then the findings.
-#include "report.h"
+#include "analyzer/report/report.h"
 
 #include <algorithm>
 #include <map>

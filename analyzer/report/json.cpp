@@ -1,5 +1,5 @@
 // --json: the whole result as one JSON document; schema in docs/report-schema.json.
-#include "report.h"
+#include "analyzer/report/report.h"
 
 namespace collcheck::analyzer {
 

@@ -1,8 +1,8 @@
 // --perfetto FILE: Chrome trace-event JSON, which the Perfetto UI (and chrome://tracing) opens.
 // One process per rank, one thread per communicator, one complete event per call (a call that
 // never returned lasts to the end of its trace), findings as global instant events.
-#include "../match/signature.h"
-#include "report.h"
+#include "analyzer/model/signature.h"
+#include "analyzer/report/report.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -2,8 +2,8 @@
 // and the job summary; none of them knows how findings were made.
 #pragma once
 
-#include "../load/trace_set.h"
-#include "../match/analysis.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/model/analysis_result.h"
 
 #include <nlohmann/json.hpp>
 

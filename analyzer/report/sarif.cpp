@@ -3,7 +3,7 @@
 // source lies under the working directory, so that code-scanning tools place it on the line),
 // else the trace file of the first rank it names; its logical location the communicator and
 // sequence range. Every rank group's call site is a related location.
-#include "report.h"
+#include "analyzer/report/report.h"
 
 #include <algorithm>
 #include <cctype>

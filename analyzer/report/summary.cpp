@@ -1,4 +1,4 @@
-#include "report.h"
+#include "analyzer/report/report.h"
 
 #include <cstdio>
 

@@ -1,6 +1,6 @@
 // Compiler-style text: "location: severity: message [rule]", then the ranks and notes indented,
 // then one summary line. Colored when asked (on a terminal by default).
-#include "report.h"
+#include "analyzer/report/report.h"
 
 namespace collcheck::analyzer {
 

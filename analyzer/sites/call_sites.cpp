@@ -1,4 +1,4 @@
-#include "call_sites.h"
+#include "analyzer/sites/call_sites.h"
 
 #include "format/sites.h"
 

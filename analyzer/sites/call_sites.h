@@ -4,9 +4,9 @@
 // version 3 have no sites: their ranks are left out, and the report says so.
 #pragma once
 
-#include "../load/trace_set.h"
-#include "../model/finding.h"
-#include "symbolizer.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/model/finding.h"
+#include "analyzer/sites/symbolizer.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "symbolizer.h"
+#include "analyzer/sites/symbolizer.h"
 
 #include <cstdio>
 #include <cstdlib>

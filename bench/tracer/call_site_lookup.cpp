@@ -4,8 +4,8 @@
 // Prints JSON: ns per call for each, and their difference.
 // Usage: collcheck-bench-call-site [calls [sites [frames]]]   (sites: 1 to 32 distinct callers,
 // default 8; `frames`: the calling loop keeps a frame pointer, so its caller is followed too)
-#include "call_site.h"
-#include "core.h"
+#include "tracer/preload/call_site.h"
+#include "tracer/preload/core.h"
 
 #include <array>
 #include <chrono>

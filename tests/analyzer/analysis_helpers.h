@@ -1,10 +1,10 @@
 // Runs the analyzer library on a folder and picks findings by rule.
 #pragma once
 
-#include "load/trace_set.h"
-#include "match/analysis.h"
-#include "parallel/merge.h"
-#include "report/report.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/analysis.h"
+#include "analyzer/parallel/merge.h"
+#include "analyzer/report/report.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 
 namespace collcheck::testing {
 
-// The participation rules these tests are about; the objective rules (analyzer/objective) have
-// their own tests and may add notes about windows they cannot verify.
+// The participation rules these tests are about; the objective rules (analyzer/checks/objective)
+// have their own tests and may add notes about windows they cannot verify.
 inline bool isParticipationRule(std::string_view id) {
   for (std::string_view rule :
        {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",

@@ -2,7 +2,7 @@
 // that is truncated, bit-flipped, foreign or of another version is refused (exit 2) or named slot
 // by slot, never misread.
 #include "format/writer.h"
-#include "job_builder.h"
+#include "tests/analyzer/job_builder.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

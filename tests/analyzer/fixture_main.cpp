@@ -2,7 +2,7 @@
 //   clean      4 ranks, correct
 //   mismatch   4 ranks: a skipped call, a count mismatch repeated 100 times, a reorder
 //   hang       4 ranks stopped while ranks 0-2 wait for rank 3
-#include "job_builder.h"
+#include "tests/analyzer/job_builder.h"
 
 #include <cstdio>
 #include <string>

@@ -1,4 +1,4 @@
-#include "job_builder.h"
+#include "tests/analyzer/job_builder.h"
 
 #include "format/writer.h"
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "format/record.h"
-#include "scratch.h"
+#include "tests/support/scratch.h"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 // The matcher and the trace rules on synthetic jobs: each finding class from the smallest job that
 // has it, correct jobs without any finding, and the honest handling of incomplete input.
-#include "analysis_helpers.h"
-#include "job_builder.h"
+#include "tests/analyzer/analysis_helpers.h"
+#include "tests/analyzer/job_builder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // The finding model and the catalogue link: repeats fold, ranks print in runs, and every trace rule
 // the analyzer can report has its page in rules/pages.
-#include "catalogue.h"
-#include "match/signature.h"
-#include "model/finding.h"
-#include "rules/rule.h"
+#include "analyzer/checks/rule.h"
+#include "analyzer/model/finding.h"
+#include "analyzer/model/signature.h"
+#include "rules/catalogue.h"
 
 #include <gtest/gtest.h>
 

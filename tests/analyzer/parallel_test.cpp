@@ -1,12 +1,12 @@
 // The analysis in shares (analyzer/parallel): the shares of one job, analyzed in turn or by
 // threads, merge into the single report; a damaged event log is rejected, the checks decline cuts
 // where the ranks are out of step, and more shares than positions still give the single report.
-#include "analysis_helpers.h"
-#include "job_builder.h"
-#include "match/event_log.h"
-#include "parallel/merge.h"
-#include "parallel/share_plan.h"
-#include "parallel/thread_split.h"
+#include "analyzer/match/event_log.h"
+#include "analyzer/parallel/merge.h"
+#include "analyzer/parallel/share_plan.h"
+#include "analyzer/parallel/thread_split.h"
+#include "tests/analyzer/analysis_helpers.h"
+#include "tests/analyzer/job_builder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // How the records are read (match/chunk_reader.h): copied with pread, never through the files'
 // mappings, in every way the analyzer reads (whole, in shares, among threads), once the limit of
 // open files is raised for thousands of files.
-#include "analysis_helpers.h"
-#include "job_builder.h"
-#include "load/descriptor_limit.h"
-#include "parallel/share_plan.h"
-#include "parallel/thread_split.h"
+#include "analyzer/load/descriptor_limit.h"
+#include "analyzer/parallel/share_plan.h"
+#include "analyzer/parallel/thread_split.h"
+#include "tests/analyzer/analysis_helpers.h"
+#include "tests/analyzer/job_builder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// The weighing of gradient reductions (analyzer/objective/weighing.h) on synthetic traces: each
-// rank's effective per-item weight, normalization x reducer factor, against 1/N. The numbers are
-// the seed's (rules/pages/uncompensated-mean.md): n = 2 and 6, N = 8, P = 2.
-#include "analysis_helpers.h"
-#include "job_builder.h"
+// The weighing of gradient reductions (analyzer/checks/objective/weighing.h) on synthetic traces:
+// each rank's effective per-item weight, normalization x reducer factor, against 1/N. The numbers
+// are the seed's (rules/pages/uncompensated-mean.md): n = 2 and 6, N = 8, P = 2.
+#include "tests/analyzer/analysis_helpers.h"
+#include "tests/analyzer/job_builder.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include "format/reader.h"
 #include "format/sites.h"
 #include "format/writer.h"
-#include "scratch.h"
+#include "tests/support/scratch.h"
 
 #include <gtest/gtest.h>
 

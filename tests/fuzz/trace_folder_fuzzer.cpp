@@ -3,8 +3,8 @@
 // one job and analyzed. Truncations, bit flips, wrong versions and byte orders, duplicate ranks,
 // records of unknown communicators and absurd counts must all end as named input problems or
 // findings: never a crash, a hang or unbounded memory.
-#include "load/trace_set.h"
-#include "match/analysis.h"
+#include "analyzer/load/trace_set.h"
+#include "analyzer/match/analysis.h"
 
 #include <cstdint>
 #include <cstring>

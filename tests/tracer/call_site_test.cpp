@@ -2,10 +2,10 @@
 // whichever thread sees it first and however many see it at once; each distinct site is written
 // once, with the module it lies in (path, build id, load address), so that a reader turns it back
 // into the same address.
-#include "call_site.h"
-#include "core.h"
 #include "format/reader.h"
 #include "format/sites.h"
+#include "tracer/preload/call_site.h"
+#include "tracer/preload/core.h"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // ThreadSanitizer in CI): concurrent records on shared and private communicators, communicators
 // registered and released while others record, and file growth across chunks, with nothing lost,
 // duplicated or corrupted.
-#include "core.h"
 #include "format/reader.h"
 #include "format/writer.h"
+#include "tracer/preload/core.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // wrappers (a forgotten handle is looked up afresh by every thread).
 #include "format/reader.h"
 #include "format/writer.h"
-#include "handle_cache.h"
+#include "tracer/preload/handle_cache.h"
 
 #include <gtest/gtest.h>
 

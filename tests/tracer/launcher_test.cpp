@@ -1,7 +1,7 @@
 // `collcheck run`: inert processes write nothing, the command runs without a shell, its exit status
 // comes back, launcher-style parents (mpirun, a torchrun-like shell starting several processes)
 // get one file per traced child, all stamped with one job id; and fork/exec under the tracer.
-#include "trace_set.h"
+#include "tests/tracer/trace_set.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Runs programs/mpi_all_collectives.c under the tracer with real mpirun and checks, record by
 // record, every collective kind with its fields, the communicator identities and the process
 // metadata.
-#include "trace_set.h"
+#include "tests/tracer/trace_set.h"
 
 #include <gtest/gtest.h>
 

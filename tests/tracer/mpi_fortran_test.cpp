@@ -1,7 +1,7 @@
 // Runs programs/mpi_fortran.f90 (`use mpi`) and programs/mpi_fortran_f08.f90 (`use mpi_f08`) under
 // the tracer with real mpirun: Open MPI's Fortran bindings call PMPI_* directly, so these records
 // come from the Fortran wrappers (tracer/preload/mpi_fortran.cpp) alone.
-#include "trace_set.h"
+#include "tests/tracer/trace_set.h"
 
 #include <gtest/gtest.h>
 

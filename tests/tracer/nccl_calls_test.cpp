@@ -1,7 +1,7 @@
 // NCCL under the tracer, through the host-memory test double of the NCCL API (tests/nccl_double):
 // every recorded NCCL call with its fields, communicator identities for init, split and a second
 // unique id, groups, PreMulSum scalars, and NCCL loaded by dlopen(RTLD_LOCAL).
-#include "trace_set.h"
+#include "tests/tracer/trace_set.h"
 
 #include <gtest/gtest.h>
 

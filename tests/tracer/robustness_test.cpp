@@ -1,7 +1,7 @@
 // The tracer never harms the job and its files survive the job's death: ranks killed with SIGKILL
 // at random points, processes that make no collective call, a filesystem that fills up, a missing
 // folder, and concurrent callers under MPI_THREAD_MULTIPLE.
-#include "trace_set.h"
+#include "tests/tracer/trace_set.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "trace_set.h"
+#include "tests/tracer/trace_set.h"
 
 #include <gtest/gtest.h>
 

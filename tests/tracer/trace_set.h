@@ -3,7 +3,7 @@
 
 #include "format/reader.h"
 #include "format/record.h"
-#include "scratch.h"
+#include "tests/support/scratch.h"
 
 #include <map>
 #include <string>

@@ -1,4 +1,4 @@
-#include "hang_watch.h"
+#include "tracer/launcher/hang_watch.h"
 
 #include "format/reader.h"
 
@@ -14,7 +14,7 @@
 #include <thread>
 #include <unistd.h>
 
-namespace collcheck::cli {
+namespace collcheck::launcher {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -155,4 +155,4 @@ int watchJob(pid_t child, const std::string &dir, const HangWatch &watch) {
   return status;
 }
 
-} // namespace collcheck::cli
+} // namespace collcheck::launcher

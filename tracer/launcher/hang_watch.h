@@ -6,7 +6,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace collcheck::cli {
+namespace collcheck::launcher {
 
 struct HangWatch {
   double timeoutSeconds = 0;               // 0: no watch, only wait for the job
@@ -24,4 +24,4 @@ std::string executablePath();
 // then ends the job if asked to.
 int watchJob(pid_t child, const std::string &dir, const HangWatch &watch);
 
-} // namespace collcheck::cli
+} // namespace collcheck::launcher

@@ -2,9 +2,9 @@
 // with the preload library and the output folder in its environment, so every process it starts
 // that makes collective calls writes one trace file into DIR. The command is executed directly,
 // never through a shell; its exit status is returned.
-#include "commands.h"
+#include "tracer/launcher/launcher.h"
 #include "format/reader.h"
-#include "hang_watch.h"
+#include "tracer/launcher/hang_watch.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <vector>
 
-namespace collcheck::cli {
+namespace collcheck::launcher {
 namespace {
 
 constexpr const char *kUsage =
@@ -202,7 +202,7 @@ Recorded summarize(const std::string &dir) {
 
 } // namespace
 
-int runMain(Args args) {
+int runMain(std::span<const char *const> args) {
   std::string output, preloadPath;
   HangWatch watch;
   size_t i = 0;
@@ -337,4 +337,4 @@ int runMain(Args args) {
   return 1;
 }
 
-} // namespace collcheck::cli
+} // namespace collcheck::launcher

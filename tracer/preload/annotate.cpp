@@ -2,7 +2,7 @@
 // meta record on no communicator, stamped with the current window.
 #include "collcheck/annotate.h"
 
-#include "core.h"
+#include "tracer/preload/core.h"
 
 using namespace collcheck::tracer;
 namespace format = collcheck::format;

@@ -1,4 +1,4 @@
-#include "call_site.h"
+#include "tracer/preload/call_site.h"
 
 #include "format/record.h"
 

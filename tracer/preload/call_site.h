@@ -7,7 +7,7 @@
 // syscall.
 #pragma once
 
-#include "core.h"
+#include "tracer/preload/core.h"
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
-#include "capture.h"
+#include "tracer/preload/capture.h"
 
-#include "device_copy.h"
-#include "resolve.h"
+#include "tracer/preload/device_copy.h"
+#include "tracer/preload/resolve.h"
 
 #include <algorithm>
 #include <atomic>

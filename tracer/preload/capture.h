@@ -6,7 +6,7 @@
 //   all-reduce, so `collcheck analyze --reference` can compare a run with a reference run.
 #pragma once
 
-#include "core.h"
+#include "tracer/preload/core.h"
 
 namespace collcheck::tracer {
 

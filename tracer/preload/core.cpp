@@ -1,11 +1,11 @@
-#include "core.h"
-#include "call_site.h"
-#include "fatal_signal.h"
+#include "tracer/preload/core.h"
+#include "tracer/preload/call_site.h"
+#include "tracer/preload/fatal_signal.h"
 
-#include "capture.h"
 #include "format/clock.h"
 #include "format/writer.h"
-#include "resolve.h"
+#include "tracer/preload/capture.h"
+#include "tracer/preload/resolve.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,8 +1,8 @@
-#include "device_copy.h"
+#include "tracer/preload/device_copy.h"
 
-#include "capture.h"
-#include "core.h"
-#include "resolve.h"
+#include "tracer/preload/capture.h"
+#include "tracer/preload/core.h"
+#include "tracer/preload/resolve.h"
 
 #include <atomic>
 #include <cstring>

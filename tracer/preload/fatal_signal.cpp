@@ -4,8 +4,8 @@
 // a debugger's, are never replaced), runs once (SA_RESETHAND), writes only into a chunk already
 // mapped, and raises the signal again, so that the process ends exactly as it would have: same
 // signal, same core dump, same exit status for the launcher.
-#include "fatal_signal.h"
-#include "core.h"
+#include "tracer/preload/fatal_signal.h"
+#include "tracer/preload/core.h"
 
 #include <cerrno>
 #include <csignal>

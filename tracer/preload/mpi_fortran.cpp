@@ -11,7 +11,7 @@
 // functions, which a preloaded definition would replace. A call that passes through two of them
 // (mpi_allreduce_f08 to ompi_allreduce_f, or an MPI whose Fortran layer calls the C MPI_Allreduce)
 // is recorded once: only the outermost intercepted call records (CallScope).
-#include "mpi_recording.h"
+#include "tracer/preload/mpi_recording.h"
 
 #include <dlfcn.h>
 #include <type_traits>
@@ -213,7 +213,7 @@ namespace format = collcheck::format;
   COLLCHECK_FORTRAN_COLLECTIVES(lowerBlocking, blocking, COLLCHECK_COUNT args)                     \
   COLLCHECK_FORTRAN_COLLECTIVES(lowerNonblocking, nonblocking,                                     \
                                 COLLCHECK_COUNT COLLCHECK_WITH_REQUEST_ARG args)
-#include "mpi_collectives.def"
+#include "tracer/preload/mpi_collectives.def"
 #undef COLLECTIVE
 
 // --- initialization and communicator management -------------------------------------------------

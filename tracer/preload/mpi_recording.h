@@ -5,8 +5,8 @@
 // program used.
 #pragma once
 
-#include "capture.h"
-#include "mpi_support.h"
+#include "tracer/preload/capture.h"
+#include "tracer/preload/mpi_support.h"
 
 namespace collcheck::tracer::mpi {
 
@@ -35,7 +35,7 @@ inline void finish(const Started &started, bool failed) {
   Started start##blocking params;                                                                  \
   Started start##nonblocking COLLCHECK_WITH_REQUEST params;                                        \
   Started start##blocking##_init COLLCHECK_WITH_INFO_REQUEST params;
-#include "mpi_collectives.def"
+#include "tracer/preload/mpi_collectives.def"
 #undef COLLECTIVE
 
 } // namespace collcheck::tracer::mpi

@@ -1,4 +1,4 @@
-#include "mpi_support.h"
+#include "tracer/preload/mpi_support.h"
 
 #include <algorithm>
 #include <array>

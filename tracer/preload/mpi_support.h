@@ -12,10 +12,10 @@
 #include <mpi-ext.h>
 #endif
 
-#include "call_site.h"
-#include "core.h"
-#include "handle_cache.h"
-#include "resolve.h"
+#include "tracer/preload/call_site.h"
+#include "tracer/preload/core.h"
+#include "tracer/preload/handle_cache.h"
+#include "tracer/preload/resolve.h"
 
 #include <span>
 #include <vector>

@@ -1,7 +1,7 @@
 // The exported MPI_* wrappers: generated from mpi_collectives.def for the collectives, written out
 // for initialization and communicator management. Each wrapper records (start<Name>, also used by
 // the Fortran bindings), forwards to PMPI_*, and stamps the duration; all policy lives in the core.
-#include "mpi_recording.h"
+#include "tracer/preload/mpi_recording.h"
 
 namespace collcheck::tracer::mpi {
 namespace {
@@ -263,7 +263,7 @@ namespace format = collcheck::format;
                       COLLCHECK_WITH_REQUEST_ARG args, fill, format::kFlagNonBlocking)             \
   COLLCHECK_MPI_START(blocking##_init, kind, COLLCHECK_WITH_INFO_REQUEST params,                   \
                       COLLCHECK_WITH_INFO_REQUEST_ARG args, fill, format::kFlagPersistent)
-#include "mpi_collectives.def"
+#include "tracer/preload/mpi_collectives.def"
 #undef COLLECTIVE
 #pragma GCC diagnostic pop
 
@@ -292,7 +292,7 @@ namespace format = collcheck::format;
                    fill)                                                                           \
   COLLCHECK_MPI_WRAPPER(blocking, params, args)                                                    \
   COLLCHECK_MPI_WRAPPER(nonblocking, COLLCHECK_WITH_REQUEST params, COLLCHECK_WITH_REQUEST_ARG args)
-#include "mpi_collectives.def"
+#include "tracer/preload/mpi_collectives.def"
 #undef COLLECTIVE
 
 // Persistent collectives: MPI-4's MPI_<name>_init, and the same under Open MPI 4's MPIX_ prefix
@@ -312,7 +312,7 @@ namespace format = collcheck::format;
                    fill)                                                                           \
   COLLCHECK_MPI_INIT_WRAPPER(MPI_, blocking, params, args)                                         \
   COLLCHECK_MPI_INIT_WRAPPER(MPIX_, blocking, params, args)
-#include "mpi_collectives.def"
+#include "tracer/preload/mpi_collectives.def"
 #undef COLLECTIVE
 
 // --- initialization -----------------------------------------------------------------------------

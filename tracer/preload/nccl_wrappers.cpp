@@ -2,10 +2,10 @@
 // communicator life cycle, groups and reduction operators are written out. Forwarding goes to the
 // next definition of the same function, or to NCCL's pnccl* entry point, wherever the library was
 // loaded (also with dlopen(RTLD_LOCAL)).
-#include "call_site.h"
-#include "capture.h"
-#include "core.h"
-#include "resolve.h"
+#include "tracer/preload/call_site.h"
+#include "tracer/preload/capture.h"
+#include "tracer/preload/core.h"
+#include "tracer/preload/resolve.h"
 
 #include <nccl.h>
 
@@ -313,7 +313,7 @@ std::atomic<uint64_t> initAllOrdinal{0};
       captureValues(*record, captureOutput, true, stream);                                         \
     return rc;                                                                                     \
   }
-#include "nccl_collectives.def"
+#include "tracer/preload/nccl_collectives.def"
 #undef NCCL_CALL
 
 COLLCHECK_EXPORT ncclResult_t ncclGroupStart() {

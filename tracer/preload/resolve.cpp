@@ -1,4 +1,4 @@
-#include "resolve.h"
+#include "tracer/preload/resolve.h"
 
 #include <cstddef>
 #include <cstring>

@@ -8,7 +8,7 @@
 namespace collcheck::nccl_double {
 
 #define NCCL_DOUBLE_API(Return, Name, Parameters, Arguments) Return Name Parameters;
-#include "api_table.h"
+#include "tests/nccl_double/src/api_table.h"
 #undef NCCL_DOUBLE_API
 
 } // namespace collcheck::nccl_double

@@ -2,10 +2,10 @@
 // algorithms: every rank sends its (pre-multiplied) contribution straight to the ranks that need
 // it and each receiver combines the contributions in rank order 0..P-1, so every rank that
 // computes a result computes it bit for bit alike.
-#include "api.h"
-#include "communicator.h"
-#include "errors.h"
-#include "group.h"
+#include "tests/nccl_double/src/api.h"
+#include "tests/nccl_double/src/communicator.h"
+#include "tests/nccl_double/src/errors.h"
+#include "tests/nccl_double/src/group.h"
 
 #include <cstring>
 #include <string>

@@ -1,6 +1,6 @@
-#include "communicator.h"
+#include "tests/nccl_double/src/communicator.h"
 
-#include "errors.h"
+#include "tests/nccl_double/src/errors.h"
 
 #include <cstddef>
 #include <mutex>

@@ -2,8 +2,8 @@
 // its handle against.
 #pragma once
 
-#include "reduction.h"
-#include "transport.h"
+#include "tests/nccl_double/src/reduction.h"
+#include "tests/nccl_double/src/transport.h"
 
 #include <nccl.h>
 

@@ -1,4 +1,4 @@
-#include "datatypes.h"
+#include "tests/nccl_double/src/datatypes.h"
 #include <cstring>
 
 #include <bit>

@@ -1,4 +1,4 @@
-#include "errors.h"
+#include "tests/nccl_double/src/errors.h"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 // The exported symbols: `ncclX` (weak, as NCCL defines it) and its alias `pncclX`, generated
 // from api_table.h. Nothing else leaves the library (exports.map).
-#include "api.h"
+#include "tests/nccl_double/src/api.h"
 
 #define NCCL_DOUBLE_API(Return, Name, Parameters, Arguments)                                       \
   extern "C" __attribute__((visibility("default"), weak)) Return nccl##Name Parameters {           \
@@ -8,7 +8,7 @@
   }                                                                                                \
   extern "C" __attribute__((visibility("default"), alias("nccl" #Name)))                           \
   Return pnccl##Name Parameters;
-#include "api_table.h"
+#include "tests/nccl_double/src/api_table.h"
 #undef NCCL_DOUBLE_API
 
 // What `strings libnccl.so.2` shows: this library is not NVIDIA's.

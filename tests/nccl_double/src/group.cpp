@@ -1,7 +1,7 @@
-#include "group.h"
+#include "tests/nccl_double/src/group.h"
 
-#include "communicator.h"
-#include "errors.h"
+#include "tests/nccl_double/src/communicator.h"
+#include "tests/nccl_double/src/errors.h"
 
 #include <sched.h>
 

@@ -6,7 +6,7 @@
 // returns: the stream argument is ignored.
 #pragma once
 
-#include "transport.h"
+#include "tests/nccl_double/src/transport.h"
 
 #include <nccl.h>
 

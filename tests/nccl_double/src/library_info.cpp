@@ -1,7 +1,7 @@
 // Version and error text. The version is the one of the nccl.h the double was built against, so
 // that version checks in applications pass; the error strings say what this library is.
-#include "api.h"
-#include "errors.h"
+#include "tests/nccl_double/src/api.h"
+#include "tests/nccl_double/src/errors.h"
 
 namespace collcheck::nccl_double {
 

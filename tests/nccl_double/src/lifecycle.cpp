@@ -1,12 +1,12 @@
 // Communicator lifecycle: unique ids, init (MPI processes or ncclCommInitAll's ranks of one
 // process), split, finalize, destroy, abort, the queries, and the PreMulSum operators a
 // communicator owns.
-#include "api.h"
-#include "communicator.h"
-#include "errors.h"
-#include "group.h"
-#include "mpi_transport.h"
-#include "rendezvous.h"
+#include "tests/nccl_double/src/api.h"
+#include "tests/nccl_double/src/communicator.h"
+#include "tests/nccl_double/src/errors.h"
+#include "tests/nccl_double/src/group.h"
+#include "tests/nccl_double/src/mpi_transport.h"
+#include "tests/nccl_double/src/rendezvous.h"
 
 #include <span>
 #include <string>

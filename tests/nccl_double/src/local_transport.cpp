@@ -1,7 +1,7 @@
 // Ranks of one process: a send copies its bytes into the receiver's mailbox at once, a receive
 // takes the oldest message from that sender when it is there.
-#include "errors.h"
-#include "transport.h"
+#include "tests/nccl_double/src/errors.h"
+#include "tests/nccl_double/src/transport.h"
 
 #include <algorithm>
 #include <cstring>

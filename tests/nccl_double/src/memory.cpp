@@ -1,8 +1,8 @@
 // "Device" memory of the test double is host memory: ncclMemAlloc is an aligned allocation, and
 // buffer registration has nothing to pin, so it only hands out a handle.
-#include "api.h"
-#include "communicator.h"
-#include "errors.h"
+#include "tests/nccl_double/src/api.h"
+#include "tests/nccl_double/src/communicator.h"
+#include "tests/nccl_double/src/errors.h"
 
 #include <cstdlib>
 #include <string>

@@ -1,6 +1,6 @@
-#include "mpi_transport.h"
+#include "tests/nccl_double/src/mpi_transport.h"
 
-#include "errors.h"
+#include "tests/nccl_double/src/errors.h"
 
 #include <climits>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // interposes MPI_* and must not see the double's own traffic.
 #pragma once
 
-#include "transport.h"
+#include "tests/nccl_double/src/transport.h"
 
 #include <mpi.h>
 

@@ -1,6 +1,6 @@
-#include "reduction.h"
+#include "tests/nccl_double/src/reduction.h"
 
-#include "errors.h"
+#include "tests/nccl_double/src/errors.h"
 
 #include <cstring>
 #include <string>

@@ -5,7 +5,7 @@
 // prod, max or min), and integer ncclAvg divides the wrapped sum by nranks, truncating.
 #pragma once
 
-#include "datatypes.h"
+#include "tests/nccl_double/src/datatypes.h"
 
 #include <nccl.h>
 

@@ -1,7 +1,7 @@
-#include "rendezvous.h"
+#include "tests/nccl_double/src/rendezvous.h"
 
-#include "errors.h"
-#include "mpi_transport.h"
+#include "tests/nccl_double/src/errors.h"
+#include "tests/nccl_double/src/mpi_transport.h"
 
 #include <unistd.h>
 

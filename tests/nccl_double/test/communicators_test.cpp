@@ -1,7 +1,7 @@
 // Communicator lifecycle and identity: unique ids, init variants, queries, split (color, key,
 // NCCL_SPLIT_NOCOLOR, nesting), communicators over a subset of the job, and clear errors for bad
 // input, including a count that differs across ranks.
-#include "mpi_environment.h"
+#include "tests/nccl_double/test/mpi_environment.h"
 
 #include <gtest/gtest.h>
 

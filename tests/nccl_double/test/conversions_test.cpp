@@ -1,6 +1,6 @@
 // The double's half and bfloat16 codecs against CUDA's own host conversions: every 16-bit pattern
 // decoded, and floats around every rounding boundary encoded.
-#include "../src/datatypes.h"
+#include "tests/nccl_double/src/datatypes.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

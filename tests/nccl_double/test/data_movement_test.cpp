@@ -1,7 +1,7 @@
 // Broadcast, Bcast, AllGather, AlltoAll, Gather and Scatter for every element type: each value
 // names its origin (rank, position), so a misplaced block shows as the wrong number.
-#include "mpi_environment.h"
-#include "test_values.h"
+#include "tests/nccl_double/test/mpi_environment.h"
+#include "tests/nccl_double/test/test_values.h"
 
 #include <gtest/gtest.h>
 

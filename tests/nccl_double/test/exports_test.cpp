@@ -18,7 +18,7 @@ struct EntryPoint {
 std::vector<std::string> apiNames() {
   std::vector<std::string> names;
 #define NCCL_DOUBLE_API(Return, Name, Parameters, Arguments) names.push_back(#Name);
-#include "../src/api_table.h"
+#include "tests/nccl_double/src/api_table.h"
 #undef NCCL_DOUBLE_API
   return names;
 }

@@ -1,7 +1,7 @@
 // GoogleTest in every rank of an mpirun job. Tests use EXPECT_* only (never ASSERT_*), so that
 // every rank issues the same sequence of collectives even when a check fails; mpirun then fails
 // when any rank failed. Ranks other than 0 print failures only.
-#include "mpi_environment.h"
+#include "tests/nccl_double/test/mpi_environment.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // ncclSend/ncclRecv: inside a group they must not deadlock whatever the order of the calls, also
 // with messages far above MPI's eager limit; sends and receives between two ranks match in order.
-#include "mpi_environment.h"
+#include "tests/nccl_double/test/mpi_environment.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // AllReduce, Reduce and ReduceScatter for every element type and operator, ncclAvg's two
 // implementations (integer: wrapped sum divided and truncated; floating: pre-multiplied by 1/P)
 // and PreMulSum with host and device scalars. Expected values come from the formula on each rank.
-#include "mpi_environment.h"
-#include "test_values.h"
+#include "tests/nccl_double/test/mpi_environment.h"
+#include "tests/nccl_double/test/test_values.h"
 
 #include <gtest/gtest.h>
 

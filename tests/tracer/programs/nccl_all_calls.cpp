@@ -2,7 +2,7 @@
 // with rank-dependent but known arguments; checks the results too, so a wrapper that forwards
 // wrongly fails the job. Buffers are host memory: run against the NCCL test double here, against
 // the real library (with device buffers) on a GPU machine.
-#include "nccl_program.h"
+#include "tests/tracer/programs/nccl_program.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 // rank's or the root's offset), and more live PreMulSum operators than the tracer's table holds
 // (each with its own scalar, the operator's index). Checks the results, so a wrapper that forwards
 // wrongly fails the job. Host buffers: run against the NCCL test double.
-#include "nccl_program.h"
+#include "tests/tracer/programs/nccl_program.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -40,11 +40,13 @@ inline size_t siteCacheSlot(uintptr_t address) {
   return static_cast<size_t>((address ^ (address >> 9)) & (kSiteCacheEntries - 1));
 }
 // The return address in the frame `frame` of a function that keeps a frame pointer, 0 where the
-// frame lies outside this thread's stack (never read there).
+// frame lies outside this thread's stack, or below the frame running now (a caller's frame is
+// above it; the part of the main thread's stack below may not be mapped): never read there.
 inline uintptr_t returnAddressOf(const void *frame) {
   auto at = reinterpret_cast<uintptr_t>(frame);
   if (!frame || at - stackLow >= stackHigh - stackLow || stackHigh - at < 2 * sizeof(uintptr_t) ||
-      (at & (sizeof(uintptr_t) - 1)))
+      (at & (sizeof(uintptr_t) - 1)) ||
+      at <= reinterpret_cast<uintptr_t>(__builtin_frame_address(0)))
     return 0;
   return static_cast<const uintptr_t *>(frame)[1];
 }

@@ -1,11 +1,7 @@
 #include "engine/Analysis.h"
 #include "engine/Callee.h"
 
-#include "checks/CollectiveNotReachedCheck.h"
 #include "checks/Describe.h"
-#include "checks/DoubleNormalizationCheck.h"
-#include "checks/UncompensatedMeanCheck.h"
-#include "checks/UnguardedReducedCountDivisionCheck.h"
 #include "engine/FlowAnalysis.h"
 #include "engine/flow/Helpers.h"
 
@@ -300,18 +296,9 @@ FunctionSummary summarise(const clang::FunctionDecl *fn, const RootEffect &effec
 
 } // namespace
 
-std::vector<std::unique_ptr<Check>> makeChecks() {
-  std::vector<std::unique_ptr<Check>> checks;
-  checks.push_back(std::make_unique<CollectiveNotReachedCheck>());
-  checks.push_back(std::make_unique<DoubleNormalizationCheck>());
-  checks.push_back(std::make_unique<UncompensatedMeanCheck>());
-  checks.push_back(std::make_unique<UnguardedReducedCountDivisionCheck>());
-  return checks;
-}
-
 std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const LintConfig &config,
+                                            std::vector<std::unique_ptr<Check>> checks,
                                             std::vector<NotAnalysed> *failed) {
-  std::vector<std::unique_ptr<Check>> checks = makeChecks();
   std::erase_if(checks, [&](const auto &check) { return !config.ruleEnabled(check->ruleId()); });
   if (checks.empty())
     return {};

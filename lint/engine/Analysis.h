@@ -17,9 +17,6 @@ class FunctionDecl;
 
 namespace collcheck::lint {
 
-// The lint's checks, one per rule of the catalogue whose checker is lint or both, in rule order.
-std::vector<std::unique_ptr<Check>> makeChecks();
-
 // A function whose analysis failed (a crash inside the walk, contained): it is reported as not
 // analysed, and the rest of the translation unit is analysed as usual.
 struct NotAnalysed {
@@ -27,10 +24,11 @@ struct NotAnalysed {
   std::string name;
 };
 
-// Findings in the main file of `context`, sorted by position, at most one per rule and location.
-// Rules disabled by `config` are not run. The functions whose analysis failed are added to
-// `failed` when it is given.
+// Findings of `checks` (checks/Registry.h) in the main file of `context`, sorted by position, at
+// most one per rule and location. Rules disabled by `config` are not run. The functions whose
+// analysis failed are added to `failed` when it is given.
 std::vector<Finding> analyzeTranslationUnit(clang::ASTContext &context, const LintConfig &config,
+                                            std::vector<std::unique_ptr<Check>> checks,
                                             std::vector<NotAnalysed> *failed = nullptr);
 
 // What the functions defined in the main file of `context` do, for their callers in other

@@ -7,6 +7,7 @@
 // .collcheck-lint.json (or the file named by the check option `ConfigFile`), and honour NOLINT
 // comments naming either spelling of the rule.
 #include "catalogue.h"
+#include "checks/Registry.h"
 #include "engine/Analysis.h"
 #include "support/Config.h"
 #include "support/Suppressions.h"
@@ -53,7 +54,7 @@ public:
       disabledByConfig_ = config.disabledRules;
       // Each clang-tidy check decides for its own rule; the config's disabled rules still apply.
       config.disabledRules.clear();
-      findings_ = analyzeTranslationUnit(context, config);
+      findings_ = analyzeTranslationUnit(context, config, makeChecks());
       suppressions_.emplace(sm.getBufferData(sm.getMainFileID()));
     }
     return *findings_;

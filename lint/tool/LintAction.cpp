@@ -1,6 +1,7 @@
 #include "tool/LintAction.h"
 
 #include "catalogue.h"
+#include "checks/Registry.h"
 #include "engine/Analysis.h"
 #include "support/Suppressions.h"
 #include "tool/ProjectSummaries.h"
@@ -119,7 +120,8 @@ public:
       options_.summarised(filesRead(sm),
                           summariseTranslationUnit(context, *options_.summaryConfig));
     std::vector<NotAnalysed> failed;
-    std::vector<Finding> findings = analyzeTranslationUnit(context, *options_.config, &failed);
+    std::vector<Finding> findings =
+        analyzeTranslationUnit(context, *options_.config, makeChecks(), &failed);
     Suppressions suppressions(sm.getBufferData(sm.getMainFileID()));
     for (const NotAnalysed &f : failed) {
       std::string message = "'" + f.name +

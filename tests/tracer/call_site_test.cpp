@@ -17,6 +17,7 @@
 #include <map>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 using namespace collcheck;
@@ -42,6 +43,15 @@ applicationWrapper(const void **from) {
   uint16_t site = siteOfMyCaller();
   asm volatile("" ::: "memory"); // a call, not a jump: the wrapper stays on the stack
   return site;
+}
+
+// Two more callers of the wrapper, each made again on every call of this function (a function of
+// its own, not a loop the compiler could unroll into more call sites).
+[[gnu::noinline]] std::pair<uint16_t, uint16_t> twoMoreCallers() {
+  const void *unused = nullptr;
+  uint16_t first = applicationWrapper(&unused);
+  uint16_t second = applicationWrapper(&unused);
+  return {first, second};
 }
 
 std::string traceFile(const std::filesystem::path &dir) {
@@ -86,15 +96,11 @@ TEST(CallSites, OneIndexPerReturnAddressWrittenOnceWithItsModule) {
   uint16_t wrappedSecond = applicationWrapper(&fromSecond);
   ASSERT_NE(fromFirst, fromSecond);
   EXPECT_NE(wrappedFirst, wrappedSecond);
-  uint16_t inLoop[2][3]; // two more callers, each several times: the same two sites each time
-  for (int i = 0; i < 3; ++i) {
-    const void *unused = nullptr;
-    inLoop[0][i] = applicationWrapper(&unused);
-    inLoop[1][i] = applicationWrapper(&unused);
-  }
-  EXPECT_NE(inLoop[0][0], inLoop[1][0]);
+  // Two more callers, each several times: the same two sites each time.
+  std::pair<uint16_t, uint16_t> again = twoMoreCallers();
+  EXPECT_NE(again.first, again.second);
   for (int i = 1; i < 3; ++i)
-    EXPECT_TRUE(inLoop[0][i] == inLoop[0][0] && inLoop[1][i] == inLoop[1][0]) << i;
+    EXPECT_EQ(twoMoreCallers(), again) << i;
   // A caller not known costs nothing and gets no site.
   setCaller(nullptr, nullptr);
   EXPECT_EQ(currentSite(), format::kNoSite);

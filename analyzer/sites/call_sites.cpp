@@ -97,14 +97,7 @@ CodePoint pointOf(const format::SiteTable &table, uint64_t address, uint64_t off
   }
   SourceLocation loc = symbolizer.resolve(module->path, module->buildId, offset);
   hint = loc.hint;
-  CodePoint point;
-  point.resolved = loc.resolved;
-  point.function = loc.function;
-  point.file = loc.file;
-  point.line = loc.line;
-  point.module = loc.module;
-  point.offset = loc.offset;
-  return point;
+  return loc;
 }
 
 } // namespace

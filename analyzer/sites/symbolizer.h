@@ -6,6 +6,8 @@
 // it, and the report says that no symbolizer was built in.
 #pragma once
 
+#include "analyzer/model/finding.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,14 +17,11 @@
 
 namespace collcheck::analyzer {
 
-struct SourceLocation {
-  bool resolved = false; // file and line known
-  std::string function;  // demangled, empty when unknown
-  std::string file;      // absolute or as compiled
-  int line = 0;
-  std::string module;  // the module's path as the process loaded it
-  uint64_t offset = 0; // the return address in the module's ELF address space
-  std::string hint;    // when not resolved: why, and how to resolve it
+// A place in the code (model/finding.h: function demangled, file absolute or as compiled, module
+// as the process loaded it, offset in its ELF address space), and when it is not resolved, why and
+// how to resolve it.
+struct SourceLocation : CodePoint {
+  std::string hint;
 };
 
 class Symbolizer {

@@ -67,39 +67,47 @@ size_t tableSlotOf(uintptr_t address, uintptr_t from) {
                              (64 - 17));
 }
 
-uint16_t findInTable(uintptr_t address, uintptr_t from) {
-  size_t i = tableSlotOf(address, from);
+// Both tables probe the same way: from the pair's slot, the first slot whose key is empty or
+// matches. The keys are published last (release), so a matching key's other fields are there.
+template <class Matches>
+size_t probeFrom(const std::atomic<uintptr_t> *keys, size_t i, Matches matches) {
   for (size_t probe = 0; probe < kTableSlots; ++probe, i = (i + 1) & (kTableSlots - 1)) {
-    uintptr_t key = tableKeys[i].load(std::memory_order_acquire);
-    if (key == address && tableFrom[i].load(std::memory_order_relaxed) == from)
-      return tableSites[i].load(std::memory_order_relaxed);
-    if (key == 0)
-      return format::kNoSite;
+    uintptr_t key = keys[i].load(std::memory_order_acquire);
+    if (key == 0 || matches(i, key))
+      return i;
   }
-  return format::kNoSite;
+  return i;
 }
 
+// The slot of the pair in the site table: its own, or the empty one where it would go.
+size_t siteSlotOf(uintptr_t address, uintptr_t from) {
+  return probeFrom(tableKeys, tableSlotOf(address, from), [&](size_t i, uintptr_t key) {
+    return key == address && tableFrom[i].load(std::memory_order_relaxed) == from;
+  });
+}
+
+uint16_t findInTable(uintptr_t address, uintptr_t from) {
+  size_t i = siteSlotOf(address, from);
+  return tableKeys[i].load(std::memory_order_acquire) == address &&
+                 tableFrom[i].load(std::memory_order_relaxed) == from
+             ? tableSites[i].load(std::memory_order_relaxed)
+             : format::kNoSite;
+}
+
+// `slowMutex` held; the pair is not in the table.
 void insertInTable(uintptr_t address, uintptr_t from, uint16_t site) {
-  size_t i = tableSlotOf(address, from);
-  for (size_t probe = 0; probe < kTableSlots; ++probe, i = (i + 1) & (kTableSlots - 1)) {
-    if (tableKeys[i].load(std::memory_order_relaxed) == 0) {
-      tableSites[i].store(site, std::memory_order_relaxed);
-      tableFrom[i].store(from, std::memory_order_relaxed);
-      tableKeys[i].store(address, std::memory_order_release);
-      return;
-    }
-  }
+  size_t i = siteSlotOf(address, from);
+  if (tableKeys[i].load(std::memory_order_relaxed) != 0)
+    return; // full (never: at most kMaxSites entries in twice as many slots)
+  tableSites[i].store(site, std::memory_order_relaxed);
+  tableFrom[i].store(from, std::memory_order_relaxed);
+  tableKeys[i].store(address, std::memory_order_release);
 }
 
 // The slot of `address` in the walk table: its own, or the empty one where it would go.
 size_t walkSlotOf(uintptr_t address) {
-  size_t i = tableSlotOf(address, 0);
-  for (size_t probe = 0; probe < kTableSlots; ++probe, i = (i + 1) & (kTableSlots - 1)) {
-    uintptr_t key = walkKeys[i].load(std::memory_order_acquire);
-    if (key == address || key == 0)
-      return i;
-  }
-  return i;
+  return probeFrom(walkKeys, tableSlotOf(address, 0),
+                   [&](size_t, uintptr_t key) { return key == address; });
 }
 
 uint8_t walkStateOf(uintptr_t address) {

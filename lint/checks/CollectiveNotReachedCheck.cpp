@@ -12,6 +12,17 @@
 namespace collcheck::lint {
 namespace {
 
+// Leaders chosen by their rank in one communicator (`local_rank == 0`) issuing a collective on
+// another one: the members of that other communicator are often exactly those leaders (the
+// cross-node communicator of a hierarchical all-reduce, split by the local rank), and which ranks
+// it holds is not visible here. Not when either is MPI_COMM_WORLD, which holds every rank, nor
+// when the collective's communicator is not named.
+bool leadersElsewhere(const ControlDependence &dep, const CollectiveEvent &event) {
+  const std::string &ranked = dep.rankCommunicator;
+  return !ranked.empty() && ranked != kWorldCommunicator && !event.communicator.empty() &&
+         event.communicator != kWorldCommunicator && event.communicator != ranked;
+}
+
 // A condition matters when it is not rank-uniform and depends on the rank or on a local count,
 // and the paths it chooses between do not issue the same collectives.
 bool divergent(const ControlDependence &dep, const CollectiveEvent &event) {
@@ -28,7 +39,9 @@ bool divergent(const ControlDependence &dep, const CollectiveEvent &event) {
   if (v.guessed)
     return false;
   // Ranks chosen by a colour talk on the communicator that colour built.
-  return !(onSubCommunicator && v.rankDerived && !v.countDerived);
+  if (onSubCommunicator && v.rankDerived && !v.countDerived)
+    return false;
+  return !(v.rankDerived && !v.countDerived && leadersElsewhere(dep, event));
 }
 
 // The collective whose output differs from rank to rank (a prefix, a piece of a scatter), if the

@@ -391,11 +391,11 @@ FileSummary summariseTranslationUnit(clang::ASTContext &context, const LintConfi
       continue;
     summary.functions.push_back(summarise(fn, effect, own, reductions, signatures, sm));
   }
-  for (const auto &[decl, what] : flow.lastingStorage()) {
+  for (LastingStorage &s : flow.lastingStorage()) {
     // A field of an unnamed struct has no name another translation unit could share with it.
-    std::string name = qualifiedName(decl);
+    std::string name = qualifiedName(s.decl);
     if (name.find("(anonymous") == std::string::npos && name.find("(unnamed") == std::string::npos)
-      summary.storage.push_back({std::move(name), what});
+      summary.storage.push_back({std::move(name), s.what, std::move(s.communicator)});
   }
   std::sort(summary.storage.begin(), summary.storage.end(),
             [](const StorageFact &a, const StorageFact &b) { return a.name < b.name; });

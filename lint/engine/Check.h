@@ -10,6 +10,7 @@
 #include "clang/Basic/SourceLocation.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace collcheck::lint {
@@ -57,6 +58,9 @@ struct DivisionEvent {
   Value dividendValue, divisorValue;
 };
 
+// How communicatorKey names MPI_COMM_WORLD.
+inline constexpr std::string_view kWorldCommunicator = "MPI_COMM_WORLD";
+
 // A condition a statement depends on.
 struct ControlDependence {
   enum class Kind {
@@ -79,6 +83,9 @@ struct ControlDependence {
   // A membership guard (`comm == MPI_COMM_NULL`): the communicator it tests. The ranks outside it
   // take no part in its collectives, so the guard is rank-uniform for them.
   const clang::NamedDecl *membershipOf = nullptr;
+  // Where the condition reads a rank queried on a named communicator: that communicator
+  // (communicatorKey), "" where it is not known.
+  std::string rankCommunicator;
   unsigned id = 0;
 };
 
@@ -91,6 +98,8 @@ struct CollectiveEvent {
   std::vector<ControlDependence> controls; // outermost first
   // What the call's arguments name (its communicator among them), for membership guards.
   std::vector<const clang::NamedDecl *> argumentDecls;
+  // The communicator it runs on (communicatorKey), "" where the call does not show it.
+  std::string communicator;
 };
 
 class Check {

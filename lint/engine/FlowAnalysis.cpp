@@ -15,7 +15,7 @@ RootEffect FlowAnalysis::summariseRoot(const FunctionDecl *function, bool unifor
   return walker_->summariseRoot(function, uniformParameters);
 }
 
-std::vector<std::pair<const NamedDecl *, QuerySpec::What>> FlowAnalysis::lastingStorage() const {
+std::vector<LastingStorage> FlowAnalysis::lastingStorage() const {
   return walker_->lastingStorage();
 }
 

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,14 @@ struct RootEffect {
   bool neverReturns = false;
 };
 
+// A field or global some function fills with the rank or the size; for a rank, the communicator
+// it was queried on (communicatorKey; "" where the query names none).
+struct LastingStorage {
+  const clang::NamedDecl *decl = nullptr;
+  QuerySpec::What what = QuerySpec::What::Rank;
+  std::string communicator;
+};
+
 class FlowAnalysis {
 public:
   FlowAnalysis(clang::ASTContext &context, const LintConfig &config, const ReducerTable &table,
@@ -61,7 +70,7 @@ public:
   // to the function itself stands out.
   RootEffect summariseRoot(const clang::FunctionDecl *function, bool uniformParameters);
   // The fields and globals that learnRankStorage found filled with the rank or the size.
-  std::vector<std::pair<const clang::NamedDecl *, QuerySpec::What>> lastingStorage() const;
+  std::vector<LastingStorage> lastingStorage() const;
   // Walked as a root or from a caller.
   bool analyzed(const clang::FunctionDecl *function) const;
   // The same, or, for a template as written, one of its instantiations walked.

@@ -142,8 +142,12 @@ Json toJson(const FileSummary &summary) {
     functions.push_back(std::move(j));
   }
   Json storage = Json::array();
-  for (const StorageFact &s : summary.storage)
-    storage.push_back({{"name", s.name}, {"holds", whatName(s.what)}});
+  for (const StorageFact &s : summary.storage) {
+    Json j = {{"name", s.name}, {"holds", whatName(s.what)}};
+    if (!s.communicator.empty())
+      j["communicator"] = s.communicator;
+    storage.push_back(std::move(j));
+  }
   return {{"functions", functions}, {"storage", storage}};
 }
 
@@ -178,7 +182,8 @@ bool fromJson(const Json &json, FileSummary &summary) {
       summary.functions.push_back(std::move(f));
     }
     for (const Json &s : json.at("storage"))
-      summary.storage.push_back({s.at("name").get<std::string>(), whatFrom(s.at("holds"))});
+      summary.storage.push_back({s.at("name").get<std::string>(), whatFrom(s.at("holds")),
+                                 s.value("communicator", std::string())});
   } catch (const Json::exception &) {
     summary = {};
     return false;
@@ -197,8 +202,12 @@ void ProjectSummaries::add(const FileSummary &file) {
     for (const std::string &base : it->second.overrides)
       overridersOf_[base].push_back(&it->second);
   }
-  for (const StorageFact &s : file.storage)
-    storage_.try_emplace(s.name, s.what);
+  for (const StorageFact &s : file.storage) {
+    auto [it, inserted] = storage_.try_emplace(s.name, s);
+    // Filled from two communicators (or from one and from a query that names none): neither.
+    if (!inserted && it->second.communicator != s.communicator)
+      it->second.communicator.clear();
+  }
 }
 
 const FunctionSummary *ProjectSummaries::find(const clang::FunctionDecl *function) const {
@@ -232,7 +241,15 @@ std::optional<QuerySpec::What> ProjectSummaries::storageOf(const clang::NamedDec
   auto it = storage_.find(qualifiedName(decl));
   if (it == storage_.end())
     return std::nullopt;
-  return it->second;
+  return it->second.what;
+}
+
+std::string ProjectSummaries::rankCommunicatorOf(const clang::NamedDecl *decl) const {
+  if (storage_.empty() || !decl)
+    return "";
+  auto it = storage_.find(qualifiedName(decl));
+  return it != storage_.end() && it->second.what == QuerySpec::What::Rank ? it->second.communicator
+                                                                          : "";
 }
 
 void ProjectSummaries::extend(LintConfig &config) const {

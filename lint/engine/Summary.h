@@ -70,6 +70,9 @@ struct FunctionSummary {
 struct StorageFact {
   std::string name; // qualified
   QuerySpec::What what = QuerySpec::What::Rank;
+  // A rank's communicator, as communicatorKey names it: "" where it is not known (a query without
+  // a communicator argument, or writes from different communicators).
+  std::string communicator;
   bool operator==(const StorageFact &) const = default;
 };
 
@@ -92,6 +95,8 @@ public:
   // method without one, what its overrides in the project do, joined (any of them may run).
   const FunctionSummary *find(const clang::FunctionDecl *function) const;
   std::optional<QuerySpec::What> storageOf(const clang::NamedDecl *decl) const;
+  // The communicator whose rank `decl` holds, where the project shows it ("" otherwise).
+  std::string rankCommunicatorOf(const clang::NamedDecl *decl) const;
   // A call of virtual `method` through a pointer or reference: what the project's overrides do,
   // joined; null when the project overrides it nowhere.
   const FunctionSummary *dispatched(const clang::CXXMethodDecl *method) const;
@@ -105,7 +110,7 @@ private:
   std::map<std::string, std::vector<const FunctionSummary *>> overridersOf_;
   mutable std::map<std::string, FunctionSummary> dispatched_; // joined overriders, by base
 
-  std::map<std::string, QuerySpec::What> storage_;
+  std::map<std::string, StorageFact> storage_;
 };
 
 // The key a function is summarised under.

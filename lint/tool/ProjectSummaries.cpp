@@ -26,7 +26,7 @@ namespace collcheck::lint {
 namespace {
 
 using Json = nlohmann::json;
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2;
 
 std::string hex(uint64_t h) {
   char text[17];

@@ -396,8 +396,62 @@ std::vector<ControlDependence> FlowAnalysis::Walker::activeControls() const {
   return out;
 }
 
+// A communicator named the same way in every function and translation unit: MPI_COMM_WORLD, the
+// qualified name of the field or global that holds it (`ns::Context::local_comm`), or the getter
+// and constant arguments that return it (`ns::Context::comm(ns::Kind::CROSS)`). "" for anything
+// else: a parameter or a local may hold any communicator (the caller's world among them).
+std::string FlowAnalysis::Walker::communicatorKey(const Expr *comm) {
+  if (!comm)
+    return "";
+  comm = comm->IgnoreParenImpCasts();
+  if (auto macro = macroNameAt(comm->getBeginLoc()); macro && *macro == "MPI_COMM_WORLD")
+    return std::string(kWorldCommunicator);
+  while (const auto *unary = dyn_cast<UnaryOperator>(comm)) // `*ctx.comm_`
+    comm = unary->getSubExpr()->IgnoreParenImpCasts();
+  if (const auto *call = dyn_cast<CallExpr>(comm)) {
+    const FunctionDecl *getter = calleeOf(call);
+    if (!getter)
+      return "";
+    std::string key = qualifiedName(getter) + "(";
+    for (const Expr *arg : call->arguments()) {
+      const auto *ref = dyn_cast<DeclRefExpr>(arg->IgnoreParenImpCasts());
+      if (const auto *e = ref ? dyn_cast<EnumConstantDecl>(ref->getDecl()) : nullptr)
+        key += qualifiedName(e) + ",";
+      else if (std::optional<llvm::APSInt> n =
+                   arg->isValueDependent() ? std::nullopt : arg->getIntegerConstantExpr(context_);
+               n && n->getSignificantBits() <= 64)
+        key += std::to_string(n->getExtValue()) + ",";
+      else
+        return ""; // which communicator depends on a value not seen here
+    }
+    return key + ")";
+  }
+  const NamedDecl *decl = coreDecl(comm);
+  const auto *var = dyn_cast_or_null<VarDecl>(decl);
+  if (var && var->getName().starts_with("ompi_mpi_comm_world"))
+    return std::string(kWorldCommunicator);
+  if (!isa_and_nonnull<FieldDecl>(decl) && !(var && !var->isLocalVarDeclOrParm()))
+    return "";
+  return qualifiedName(decl);
+}
+
+// The communicator a rank was queried on: the first argument of a query that writes the rank
+// through a pointer (`MPI_Comm_rank(comm, &rank)`, `ncclCommUserRank(comm, &rank)`), or what the
+// project's summaries say of a field another file fills so.
+std::string FlowAnalysis::Walker::rankCommunicator(const Origin &source) {
+  if (const auto *call = dyn_cast_or_null<CallExpr>(source.at)) {
+    const FunctionDecl *callee = calleeOf(call);
+    const QuerySpec *query = callee ? table_.lookup(callee).query : nullptr;
+    if (query && query->what == QuerySpec::What::Rank && query->out > 0 && call->getNumArgs() > 1)
+      return communicatorKey(call->getArg(0));
+    return "";
+  }
+  return config_.project && source.subject ? config_.project->rankCommunicatorOf(source.subject)
+                                           : "";
+}
+
 void FlowAnalysis::Walker::emitCollective(const Expr *call, std::string name,
-                                          bool onSubCommunicator) {
+                                          bool onSubCommunicator, const Expr *comm) {
   if (!emitting())
     return;
   CollectiveEvent event;
@@ -405,6 +459,10 @@ void FlowAnalysis::Walker::emitCollective(const Expr *call, std::string name,
   event.name = std::move(name);
   event.onSubCommunicator = onSubCommunicator;
   event.controls = activeControls();
+  event.communicator = communicatorKey(comm);
+  for (ControlDependence &dep : event.controls)
+    if (dep.value.rankDerived)
+      dep.rankCommunicator = rankCommunicator(dep.value.rankSource);
   if (const auto *callExpr = dyn_cast<CallExpr>(call))
     for (const Expr *arg : callExpr->arguments())
       if (const NamedDecl *decl = coreDecl(arg))
@@ -487,7 +545,7 @@ Value FlowAnalysis::Walker::reducerCall(const ReducerSpec &spec, const FunctionD
   bool subCommunicator = (value(spec.comm) && value(spec.comm)->subCommunicator) ||
                          (object && object->subCommunicator);
   std::string name = CollectiveSignatures::displayName(callee);
-  emitCollective(call, name, subCommunicator);
+  emitCollective(call, name, subCommunicator, arg(spec.comm));
 
   const Expr *sendExpr = arg(spec.send), *recvExpr = arg(spec.recv);
   bool inPlace = !recvExpr || isInPlace(sendExpr);

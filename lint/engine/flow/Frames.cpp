@@ -65,13 +65,12 @@ RootEffect FlowAnalysis::Walker::summariseRoot(const FunctionDecl *function,
   return effect;
 }
 
-std::vector<std::pair<const NamedDecl *, QuerySpec::What>>
-FlowAnalysis::Walker::lastingStorage() const {
-  std::vector<std::pair<const NamedDecl *, QuerySpec::What>> out;
+std::vector<LastingStorage> FlowAnalysis::Walker::lastingStorage() {
+  std::vector<LastingStorage> out;
   for (const auto &[decl, origin] : rankStorage_)
-    out.emplace_back(cast<NamedDecl>(decl), QuerySpec::What::Rank);
+    out.push_back({cast<NamedDecl>(decl), QuerySpec::What::Rank, rankCommunicator(origin)});
   for (const auto &[decl, origin] : sizeStorage_)
-    out.emplace_back(cast<NamedDecl>(decl), QuerySpec::What::Size);
+    out.push_back({cast<NamedDecl>(decl), QuerySpec::What::Size, ""});
   return out;
 }
 

@@ -141,7 +141,7 @@ public:
          CollectiveSignatures &signatures, FlowListener &listener);
   void analyzeRoot(const FunctionDecl *function);
   RootEffect summariseRoot(const FunctionDecl *function, bool uniformParameters);
-  std::vector<std::pair<const NamedDecl *, QuerySpec::What>> lastingStorage() const;
+  std::vector<LastingStorage> lastingStorage();
   void learnRankStorage(llvm::ArrayRef<const FunctionDecl *> functions);
   bool analyzed(const FunctionDecl *function) const;
   void markAnalyzed(const FunctionDecl *function);
@@ -338,7 +338,10 @@ private:
   Value preMulSumCall(const PreMulSumFactorySpec &spec, const CallExpr *call,
                       llvm::ArrayRef<const Expr *> args, const std::vector<Value> &values);
   std::vector<ControlDependence> activeControls() const;
-  void emitCollective(const Expr *call, std::string name, bool onSubCommunicator);
+  void emitCollective(const Expr *call, std::string name, bool onSubCommunicator,
+                      const Expr *comm = nullptr);
+  std::string communicatorKey(const Expr *comm);
+  std::string rankCommunicator(const Origin &source);
   const Expr *reportSite(const Expr *at, uint32_t &mask, std::vector<WrapperStep> &steps,
                          unsigned &depth);
   void sumThenDivide(const PendingSum &pending, const Expr *division);

@@ -43,3 +43,11 @@ void fatal(const char *message) {
   std::fprintf(stderr, "%s\n", message);
   std::exit(1);
 }
+
+void Nodes::init(MPI_Comm world) {
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local_comm);
+  MPI_Comm_rank(local_comm, &local_rank);
+  int rank = 0;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_split(world, local_rank, rank, &cross_comm);
+}

@@ -40,3 +40,12 @@ class MaskedLoss : public Loss {
 public:
   float compute(const float *loss, const bool *valid, int n) const override;
 };
+
+// The node-local and cross-node communicators of a hierarchical all-reduce, and this rank's place
+// on its node; init (sync.cpp) builds them.
+struct Nodes {
+  MPI_Comm local_comm;
+  MPI_Comm cross_comm;
+  int local_rank = 0;
+  void init(MPI_Comm world);
+};

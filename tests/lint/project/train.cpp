@@ -54,3 +54,12 @@ void bad_input_ends_the_process(int n, MPI_Comm comm) {
     fatal("negative size");
   sync_all(comm);
 }
+
+// The first rank of each node sums over the nodes: the cross-node communicator holds exactly
+// those ranks (sync.cpp), the world does not.
+void node_leaders_sum(Nodes &nodes, float *x) {
+  if (nodes.local_rank == 0)
+    MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_FLOAT, MPI_SUM, nodes.cross_comm);
+  if (nodes.local_rank == 0)
+    MPI_Bcast(x, 1, MPI_FLOAT, 0, MPI_COMM_WORLD); // expect: collective-not-reached-by-all-ranks
+}

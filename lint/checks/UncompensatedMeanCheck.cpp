@@ -27,6 +27,11 @@ void UncompensatedMeanCheck::onReduction(const ReductionEvent &event, clang::AST
   else
     addNote(f, mean, "local mean formed here, over this rank's items only");
   addAveragingNotes(event, f);
+  if (event.input.guessed) {
+    f.guess = true;
+    f.message += " (a guess: the count is one of this rank's items by its name only; every rank "
+                 "may hold the same value)";
+  }
   out.push_back(std::move(f));
 }
 

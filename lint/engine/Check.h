@@ -32,6 +32,9 @@ struct Finding {
   std::string message;
   std::vector<Note> notes; // the flow, in order
   std::vector<FixIt> fixes;
+  // It rests on names only (a count named `num_tokens` of unseen origin): reported as a note
+  // whatever the rule's severity, since every rank may well hold the same value there.
+  bool guess = false;
 };
 
 // A value reaches a reducer that averages over the ranks: an averaging op (ncclAvg, c10d AVG, a

@@ -67,6 +67,7 @@ struct PendingSum {
   std::string reducerName, opName;
   CountPowers contribution;
   Origin meanFormed, normalized, countReduced;
+  bool guessed = false; // the contribution's count dependence rests on names only (Value::guessed)
 };
 
 struct FieldValues;

@@ -110,6 +110,10 @@ public:
       unsigned line = sm.getSpellingLineNumber(sm.getFileLoc(f.loc));
       if (shared.suppressions().suppressed(line, ruleId_))
         continue;
+      // A guess is a note of collcheck-lint; clang-tidy has no diagnostic of that level of its
+      // own (a note belongs to the warning before it), so it is left out here.
+      if (f.guess)
+        continue;
       {
         auto builder = diag(f.loc, "%0", level) << f.message;
         if (f.range.isValid())

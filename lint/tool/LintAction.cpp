@@ -56,11 +56,18 @@ ReportedLocation locateRange(const clang::SourceManager &sm, const clang::LangOp
   return where;
 }
 
-clang::DiagnosticsEngine::Level levelOf(const std::string &ruleId) {
-  const rules::Rule *rule = rules::find(ruleId);
-  if (rule && rule->severity == rules::Severity::Error)
+rules::Severity severityOf(const Finding &f) {
+  if (f.guess)
+    return rules::Severity::Note;
+  const rules::Rule *rule = rules::find(f.ruleId);
+  return rule ? rule->severity : rules::Severity::Warning;
+}
+
+clang::DiagnosticsEngine::Level levelOf(const Finding &f) {
+  rules::Severity severity = severityOf(f);
+  if (severity == rules::Severity::Error)
     return clang::DiagnosticsEngine::Error;
-  if (rule && rule->severity == rules::Severity::Note)
+  if (severity == rules::Severity::Note)
     return clang::DiagnosticsEngine::Note;
   return clang::DiagnosticsEngine::Warning;
 }
@@ -150,13 +157,11 @@ public:
       std::vector<clang::FixItHint> hints;
       for (const FixIt &fix : f.fixes)
         hints.push_back(clang::FixItHint::CreateReplacement(fix.range, fix.replacement));
-      emit(f.loc, levelOf(f.ruleId), f.message + " [" + f.ruleId + "]", ranges, hints);
+      emit(f.loc, levelOf(f), f.message + " [" + f.ruleId + "]", ranges, hints);
 
       ReportedFinding reported;
       reported.ruleId = f.ruleId;
-      const rules::Rule *rule = rules::find(f.ruleId);
-      reported.level =
-          std::string(rules::severityName(rule ? rule->severity : rules::Severity::Warning));
+      reported.level = std::string(rules::severityName(severityOf(f)));
       reported.message = f.message;
       reported.where = where;
       if (f.range.isValid()) {

@@ -420,7 +420,10 @@ int lintMain(int argc, const char **argv) {
     llvm::errs() << "\n";
   if (couldNotRun)
     return kCouldNotRun;
-  return results.findings.empty() ? kClean : kFindings;
+  // Notes (guesses) are shown but do not fail a review.
+  bool failing = std::any_of(results.findings.begin(), results.findings.end(),
+                             [](const ReportedFinding &f) { return f.level != "note"; });
+  return failing ? kFindings : kClean;
 }
 
 } // namespace

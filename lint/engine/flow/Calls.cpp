@@ -510,6 +510,7 @@ void FlowAnalysis::Walker::sumThenDivide(const PendingSum &pending, const Expr *
   event.input.meanFormed = pending.meanFormed;
   event.input.normalized = pending.normalized;
   event.input.countReduced = pending.countReduced;
+  event.input.guessed = pending.guessed;
   event.effective = pending.contribution + CountPowers{0, 0, -1};
   listener_.reduction(event);
 }
@@ -674,6 +675,7 @@ Value FlowAnalysis::Walker::reducerCall(const ReducerSpec &spec, const FunctionD
     pending->meanFormed = input.meanFormed;
     pending->normalized = input.normalized;
     pending->countReduced = input.countReduced;
+    pending->guessed = input.guessed;
     pending->reportMask = input.paramMask;
     pending->reportAt = reportSite(call, pending->reportMask, pending->steps, pending->reportDepth);
     out.pendingSum = std::move(pending);

@@ -739,6 +739,24 @@ Value FlowAnalysis::Walker::readLocations(const Locations &targets, const Expr *
   return *r;
 }
 
+// Whether `cond` tests one item of the data the loop walks: it reads an element (`valid[i]`,
+// `batch[i].ok`) at an index the enclosing loop steps. Counting the items that pass is a count of
+// this rank's items by the flow, whatever the data is named.
+static bool testsLoopItem(const Expr *cond, llvm::ArrayRef<LoopContext *> loops) {
+  if (!cond)
+    return false;
+  if (const auto *subscript = dyn_cast<ArraySubscriptExpr>(cond->IgnoreParenImpCasts())) {
+    const NamedDecl *index = coreDecl(subscript->getIdx());
+    for (const LoopContext *loop : loops)
+      if (index && loop->induction.contains(index->getCanonicalDecl()))
+        return true;
+  }
+  for (const Stmt *child : cond->children())
+    if (const auto *e = dyn_cast_or_null<Expr>(child); e && testsLoopItem(e, loops))
+      return true;
+  return false;
+}
+
 // A count: an integer stepped under a condition that differs across ranks (`if (mask[i]) ++n`).
 // The count is rank-local (a condition on it diverges) when its name says so or when what
 // decides the stepping already depends on the rank or on local data.
@@ -756,8 +774,9 @@ void FlowAnalysis::Walker::markCounted(Value &v, const Expr *target, const Expr 
       return;
   // Rank-local by the flow when a condition deciding the step depends on the rank or on local
   // data through the flow; by a guess when only names say so.
-  bool byFlow = llvm::any_of(frame_->control, [](const ActiveControl &c) {
-    return tainted(c.dep.value) && !c.dep.value.guessed;
+  bool byFlow = llvm::any_of(frame_->control, [&](const ActiveControl &c) {
+    return (tainted(c.dep.value) && !c.dep.value.guessed) ||
+           (!c.dep.value.uniform && testsLoopItem(c.dep.condition, frame_->loops));
   });
   bool local =
       byFlow || namesLocalData(target) ||

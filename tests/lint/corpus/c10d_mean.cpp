@@ -11,7 +11,7 @@ void tp_c10d_avg_option(c10::intrusive_ptr<ProcessGroup> pg, const at::Tensor &t
                         int64_t n_valid) {
   at::Tensor loss = token_losses.sum() / n_valid;
   std::vector<at::Tensor> tensors{loss};
-  pg->allreduce(tensors, c10d::AllreduceOptions{c10d::ReduceOp::AVG})->wait(); // expect: uncompensated-mean
+  pg->allreduce(tensors, c10d::AllreduceOptions{c10d::ReduceOp::AVG})->wait(); // expect: note:uncompensated-mean
 }
 
 void tp_c10d_options_variable(c10::intrusive_ptr<ProcessGroup> pg, const at::Tensor &token_losses,
@@ -36,7 +36,7 @@ void tp_c10d_sum_then_divide_by_world_size(c10::intrusive_ptr<ProcessGroup> pg,
                                            const at::Tensor &token_losses, int64_t n_tokens) {
   at::Tensor loss = token_losses.sum() / n_tokens;
   std::vector<at::Tensor> tensors{loss};
-  pg->allreduce(tensors)->wait(); // expect: uncompensated-mean
+  pg->allreduce(tensors)->wait(); // expect: note:uncompensated-mean
   loss.div_(pg->getSize());
 }
 
@@ -67,7 +67,7 @@ void tp_c10d_premul_sum_by_inverse_world_size(c10::intrusive_ptr<ProcessGroup> p
   c10d::AllreduceOptions opts;
   opts.reduceOp = c10d::makeNCCLPreMulSum(1.0 / world_size);
   std::vector<at::Tensor> tensors{loss};
-  pg->allreduce(tensors, opts)->wait(); // expect: uncompensated-mean
+  pg->allreduce(tensors, opts)->wait(); // expect: note:uncompensated-mean
 }
 
 void tp_c10d_derived_process_group(c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl,

@@ -13,14 +13,14 @@ __global__ void scale_kernel(float *grad, float factor, int len) {
 void tp_cuda_kernel_divides_by_the_local_count(float *d_grad, int len, int n_valid,
                                                ncclComm_t comm, cudaStream_t stream) {
   scale_kernel<<<(len + 255) / 256, 256, 0, stream>>>(d_grad, 1.0f / n_valid, len);
-  ncclAllReduce(d_grad, d_grad, len, ncclFloat, ncclAvg, comm, stream); // expect: uncompensated-mean
+  ncclAllReduce(d_grad, d_grad, len, ncclFloat, ncclAvg, comm, stream); // expect: note:uncompensated-mean
 }
 
 void tp_cuda_async_copy_of_a_mean(float loss_sum, int n_tokens, float *d_loss, ncclComm_t comm,
                                   cudaStream_t stream) {
   float mean = loss_sum / n_tokens;
   cudaMemcpyAsync(d_loss, &mean, sizeof mean, cudaMemcpyHostToDevice, stream);
-  ncclAllReduce(d_loss, d_loss, 1, ncclFloat, ncclAvg, comm, stream); // expect: uncompensated-mean
+  ncclAllReduce(d_loss, d_loss, 1, ncclFloat, ncclAvg, comm, stream); // expect: note:uncompensated-mean
 }
 
 void tn_cuda_kernel_applies_p_n_over_N(float *d_grad, int len, int n_valid, int *d_count,

@@ -44,7 +44,7 @@ void tp_mpi_in_place_then_loop_divide(std::vector<float> &grad, const std::vecto
                                       int n_valid, MPI_Comm comm) {
   for (size_t i = 0; i < grad.size(); ++i)
     grad[i] = grad_sum[i] / n_valid;
-  MPI_Allreduce(MPI_IN_PLACE, grad.data(), grad.size(), MPI_FLOAT, MPI_SUM, comm); // expect: uncompensated-mean
+  MPI_Allreduce(MPI_IN_PLACE, grad.data(), grad.size(), MPI_FLOAT, MPI_SUM, comm); // expect: note:uncompensated-mean
   int world = 1;
   MPI_Comm_size(comm, &world);
   for (float &g : grad)
@@ -54,7 +54,7 @@ void tp_mpi_in_place_then_loop_divide(std::vector<float> &grad, const std::vecto
 double tp_mpi_multiply_by_inverse_size(double loss_sum, long n_tokens, MPI_Comm comm) {
   double mean = loss_sum / n_tokens;
   double total = 0.0;
-  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  MPI_Allreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: note:uncompensated-mean
   int nprocs = 1;
   MPI_Comm_size(comm, &nprocs);
   return total * (1.0 / nprocs);
@@ -66,7 +66,7 @@ double tp_mpi_reduce_to_root_then_divide(double loss_sum, int n_valid, MPI_Comm 
   MPI_Comm_size(comm, &size);
   double mean = loss_sum / n_valid;
   double total = 0.0;
-  MPI_Reduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, 0, comm); // expect: uncompensated-mean
+  MPI_Reduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, 0, comm); // expect: note:uncompensated-mean
   if (rank == 0)
     total /= size;
   return total;
@@ -75,7 +75,7 @@ double tp_mpi_reduce_to_root_then_divide(double loss_sum, int n_valid, MPI_Comm 
 double tp_mpi_struct_field_count(const Batch &batch, MPI_Comm comm) {
   double mean = batch.loss_sum / batch.count;
   double avg = 0.0;
-  MPI_Allreduce(&mean, &avg, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  MPI_Allreduce(&mean, &avg, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: note:uncompensated-mean
   int size = 1;
   MPI_Comm_size(comm, &size);
   avg /= size;
@@ -84,13 +84,13 @@ double tp_mpi_struct_field_count(const Batch &batch, MPI_Comm comm) {
 
 double tp_mpi_through_a_wrapper(double loss_sum, int n_valid, MPI_Comm comm) {
   double mean = loss_sum / n_valid;
-  allreduce_average(&mean, comm); // expect: uncompensated-mean
+  allreduce_average(&mean, comm); // expect: note:uncompensated-mean
   return mean;
 }
 
 double tp_mpi_wrapper_sums_and_the_caller_divides(double loss_sum, long n_valid, MPI_Comm comm) {
   double mean = loss_sum / n_valid;
-  allreduce_sum(&mean, comm); // expect: uncompensated-mean
+  allreduce_sum(&mean, comm); // expect: note:uncompensated-mean
   int size = 1;
   MPI_Comm_size(comm, &size);
   return mean / size;
@@ -106,7 +106,7 @@ double tn_mpi_wrapper_sums_local_sums_and_counts(double loss_sum, long n_valid, 
 double tp_mpi_nonblocking_allreduce(double loss_sum, int n_valid, MPI_Comm comm) {
   double mean = loss_sum / n_valid, total = 0.0;
   MPI_Request request;
-  MPI_Iallreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm, &request); // expect: uncompensated-mean
+  MPI_Iallreduce(&mean, &total, 1, MPI_DOUBLE, MPI_SUM, comm, &request); // expect: note:uncompensated-mean
   MPI_Wait(&request, MPI_STATUS_IGNORE);
   int size = 1;
   MPI_Comm_size(comm, &size);
@@ -136,7 +136,7 @@ double tp_mpi_divide_by_size_before_sum(double loss_sum, int n_valid, MPI_Comm c
   MPI_Comm_size(comm, &world_size);
   double loss = loss_sum / n_valid;
   loss /= world_size;
-  MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: uncompensated-mean
+  MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm); // expect: note:uncompensated-mean
   return loss;
 }
 
@@ -285,7 +285,7 @@ double tp_mpi_mean_of_this_ranks_token_losses(const std::vector<double> &token_l
   for (double l : token_losses)
     sum += l;
   double mean = sum / token_losses.size();
-  allreduce_average(&mean, comm); // expect: uncompensated-mean
+  allreduce_average(&mean, comm); // expect: note:uncompensated-mean
   return mean;
 }
 

@@ -33,7 +33,7 @@ void tp_nccl_avg_of_local_mean(const float *loss, int n_valid, float *d_loss, nc
     sum += loss[i];
   float mean = sum / n_valid;
   cudaMemcpy(d_loss, &mean, sizeof(float), cudaMemcpyHostToDevice);
-  ncclAllReduce(d_loss, d_loss, 1, ncclFloat, ncclAvg, comm, stream); // expect: uncompensated-mean
+  ncclAllReduce(d_loss, d_loss, 1, ncclFloat, ncclAvg, comm, stream); // expect: note:uncompensated-mean
 }
 
 void tp_nccl_op_in_a_variable(const float *loss, const int *mask, int len, float *d_loss,
@@ -56,7 +56,7 @@ void tp_nccl_gradient_buffer(std::vector<float> &grad, long n_tokens, float *d_g
   for (float &g : grad)
     g /= n_tokens;
   cudaMemcpy(d_grad, grad.data(), grad.size() * sizeof(float), cudaMemcpyHostToDevice);
-  ncclAllReduce(d_grad, d_grad, grad.size(), ncclFloat, ncclAvg, comm, stream); // expect: uncompensated-mean
+  ncclAllReduce(d_grad, d_grad, grad.size(), ncclFloat, ncclAvg, comm, stream); // expect: note:uncompensated-mean
 }
 
 void tp_nccl_premulsum_by_inverse_size(const std::vector<float> &grad_sum, int count,
@@ -70,7 +70,7 @@ void tp_nccl_premulsum_by_inverse_size(const std::vector<float> &grad_sum, int c
   ncclRedOp_t average;
   ncclRedOpCreatePreMulSum(&average, &scale, ncclFloat32, ncclScalarHostImmediate, comm);
   cudaMemcpy(d_grad, grad.data(), grad.size() * sizeof(float), cudaMemcpyHostToDevice);
-  ncclAllReduce(d_grad, d_grad, grad.size(), ncclFloat32, average, comm, stream); // expect: uncompensated-mean
+  ncclAllReduce(d_grad, d_grad, grad.size(), ncclFloat32, average, comm, stream); // expect: note:uncompensated-mean
 }
 
 void tp_nccl_reduce_with_avg(const float *loss, const int *mask, int len, float *d_in,
@@ -85,7 +85,7 @@ void tp_nccl_reduce_scatter_with_avg(std::vector<float> &grad, int n_local, floa
   for (float &g : grad)
     g = g / n_local;
   cudaMemcpy(d_in, grad.data(), grad.size() * sizeof(float), cudaMemcpyHostToDevice);
-  ncclReduceScatter(d_in, d_out, grad.size() / 4, ncclFloat, ncclAvg, comm, stream); // expect: uncompensated-mean
+  ncclReduceScatter(d_in, d_out, grad.size() / 4, ncclFloat, ncclAvg, comm, stream); // expect: note:uncompensated-mean
 }
 
 void tp_nccl_mean_scaled_by_size_only(float loss_sum, int n_valid, float *d_loss,
@@ -95,7 +95,7 @@ void tp_nccl_mean_scaled_by_size_only(float loss_sum, int n_valid, float *d_loss
   // P alone does not undo the division by this rank's count.
   float scaled = loss_sum / n_valid * nranks;
   cudaMemcpy(d_loss, &scaled, sizeof(float), cudaMemcpyHostToDevice);
-  ncclAllReduce(d_loss, d_loss, 1, ncclFloat, ncclAvg, comm, stream); // expect: uncompensated-mean
+  ncclAllReduce(d_loss, d_loss, 1, ncclFloat, ncclAvg, comm, stream); // expect: note:uncompensated-mean
 }
 
 void tn_nccl_sum_of_local_sums(const float *loss, const int *mask, int len, float *d_buf,

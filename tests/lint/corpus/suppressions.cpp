@@ -36,5 +36,5 @@ void tp_nolint_for_another_rule(float loss_sum, int n_valid, float *d, ncclComm_
                                 cudaStream_t s) {
   float mean = loss_sum / n_valid;
   cudaMemcpy(d, &mean, sizeof mean, cudaMemcpyHostToDevice);
-  ncclAllReduce(d, d, 1, ncclFloat, ncclAvg, comm, s); // NOLINT(double-normalization) expect: uncompensated-mean
+  ncclAllReduce(d, d, 1, ncclFloat, ncclAvg, comm, s); // NOLINT(double-normalization) expect: note:uncompensated-mean
 }

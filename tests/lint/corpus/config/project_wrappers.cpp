@@ -14,12 +14,12 @@ int cluster_rank();
 
 void tp_config_wrapper(float loss_sum, int n_valid) {
   float mean = loss_sum / n_valid;
-  hvd_allreduce_average(&mean, 1); // expect: uncompensated-mean
+  hvd_allreduce_average(&mean, 1); // expect: note:uncompensated-mean
 }
 
 void tp_config_reducer_with_an_op_argument(float loss_sum, int n_valid, float *out) {
   float mean = loss_sum / n_valid;
-  fused_allreduce(&mean, out, ncclFloat, ncclAvg); // expect: uncompensated-mean
+  fused_allreduce(&mean, out, ncclFloat, ncclAvg); // expect: note:uncompensated-mean
 }
 
 void tp_config_rank_function(float *grad) {

@@ -94,9 +94,10 @@ CommAligner::Result CommAligner::run(StreamStatus &status, EventSink &sink) {
     if (block > 0) {
       for (size_t k = 0; k < block; ++k) {
         const format::Record &call = reference.at(k);
-        // Every rank issued `call`; only the v-variants' rules need each rank's own counts.
+        // Every rank issued `call`; only the v-variants' rules and the other side of a fixed-count
+        // exchange need each rank's own record.
         std::span<const format::Record *const> records;
-        if (hasVariableCounts(call)) {
+        if (readsEachRank(call)) {
           for (size_t r = 0; r < count; ++r)
             records_[r] = &members_[r].queue.at(k);
           records = records_;
@@ -157,7 +158,7 @@ void CommAligner::matchInPlace(std::span<const format::Record *const> runs, size
   const format::Record *reference = runs[0];
   for (size_t k = 0; k < length; ++k) {
     std::span<const format::Record *const> records;
-    if (hasVariableCounts(reference[k])) {
+    if (readsEachRank(reference[k])) {
       for (size_t r = 0; r < count; ++r)
         records_[r] = &runs[r][k];
       records = records_;

@@ -1,7 +1,8 @@
 // count-mismatch: the element counts of one collective do not fit together. For fixed-size kinds
-// every rank passes the same count (what it means per kind is in the note); for the v-variants the
-// per-rank counts must add up to the totals the other side expects (docs/trace-format.md: count
-// and aux per kind).
+// every rank passes the same count (what it means per kind is in the note), and where the trace
+// holds the side of a gather, scatter, allgather or alltoall that count is not, that side matches
+// it; for the v-variants the per-rank counts must add up to the totals the other side expects
+// (docs/trace-format.md: count and aux per kind).
 #include "analyzer/checks/participation/field_mismatch.h"
 #include "analyzer/checks/participation/invalid_arguments.h"
 

@@ -47,7 +47,9 @@ bool hasVariableCounts(const Record &r) {
   }
 }
 
-bool readsEachRank(const Record &r) { return hasVariableCounts(r) || format::carriesOtherSide(r); }
+bool otherSideDiffers(const Record &r) {
+  return r.op == static_cast<uint8_t>(format::OtherSide::InAux) && format::carriesOtherSide(r);
+}
 
 bool isPointToPoint(Kind kind) { return kind == Kind::Send || kind == Kind::Recv; }
 

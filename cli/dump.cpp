@@ -173,7 +173,13 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
       j["count"] = r.count;
       j["aux"] = r.aux;
       j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
-      j["op"] = format::reduceOpName(static_cast<format::ReduceOp>(r.op));
+      // MPI's gather, scatter, allgather and alltoall keep the other side's count in op and aux.
+      uint64_t otherSide = 0;
+      if (format::carriesOtherSide(r))
+        j["other_side"] =
+            format::otherSideCount(r, otherSide) ? ordered_json(otherSide) : ordered_json(nullptr);
+      else
+        j["op"] = format::reduceOpName(static_cast<format::ReduceOp>(r.op));
       if (r.op == static_cast<uint8_t>(format::ReduceOp::PreMulSum) &&
           !(r.flags & format::kFlagScalarUnknown))
         j["scalar"] = r.auxDouble();

@@ -248,6 +248,39 @@ struct Record {
 static_assert(sizeof(Record) == kRecordSize, "a record is 64 bytes");
 static_assert(offsetof(Record, kind) == 60);
 
+// MPI's fixed-count gather, scatter, allgather and alltoall pass a count and a type for each side
+// of the exchange, and MPI has every pair's type signatures match. The record's count is one side
+// (docs/trace-format.md); `op`, which these kinds have no other use for, says what was recorded of
+// the other side's count per peer, converted into the record's units (significant only at the root
+// for gather's receive count and scatter's send count; not recorded for the side MPI_IN_PLACE
+// ignores). Where it equals `count`, the usual case, aux keeps its meaning (the derived type);
+// where it differs, aux holds it and no longer describes a derived type. Writers before this leave
+// `op` 0: not recorded.
+enum class OtherSide : uint8_t {
+  NotRecorded = 0,
+  InAux = 1, // aux: the other side's count per peer
+  SameAsCount = 2,
+};
+// Whether a record's `op` carries OtherSide: MPI's gather, scatter, allgather and alltoall.
+inline bool carriesOtherSide(const Record &r) {
+  return !(r.flags & kFlagNccl) && (r.kind == static_cast<uint8_t>(Kind::Gather) ||
+                                    r.kind == static_cast<uint8_t>(Kind::Scatter) ||
+                                    r.kind == static_cast<uint8_t>(Kind::AllGather) ||
+                                    r.kind == static_cast<uint8_t>(Kind::AllToAll));
+}
+// The other side's count per peer, in the record's units, into `out`; false where not recorded.
+inline bool otherSideCount(const Record &r, uint64_t &out) {
+  if (!carriesOtherSide(r))
+    return false;
+  if (r.op == static_cast<uint8_t>(OtherSide::SameAsCount))
+    out = r.count;
+  else if (r.op == static_cast<uint8_t>(OtherSide::InAux))
+    out = r.aux;
+  else
+    return false;
+  return true;
+}
+
 // --- call sites (version 3) ---------------------------------------------------------------------
 // A call records where the application made it as a 16-bit index into its file's call-site table:
 // one CallSite record per distinct return address (written before the first call that uses it),

@@ -14,6 +14,21 @@ bool matches(const format::Record &a, const format::Record &b) {
   return isHole(a) || isHole(b) || sameSignature(a, b);
 }
 
+// Whether the rules of a position where every rank issued `call` read each rank's record (`at`),
+// not `call` alone: the v-variants' counts always; a fixed-count exchange's only where some
+// rank's other side differs from its count, so that a matched position of one stays one record
+// in a share's event log whatever the communicator's size.
+template <class At> bool readsEachRank(const format::Record &call, size_t count, At at) {
+  if (hasVariableCounts(call))
+    return true;
+  if (!format::carriesOtherSide(call))
+    return false;
+  for (size_t r = 0; r < count; ++r)
+    if (otherSideDiffers(at(r)))
+      return true;
+  return false;
+}
+
 } // namespace
 
 void CommAligner::resize(size_t members) {
@@ -94,9 +109,12 @@ CommAligner::Result CommAligner::run(StreamStatus &status, EventSink &sink) {
     if (block > 0) {
       for (size_t k = 0; k < block; ++k) {
         const format::Record &call = reference.at(k);
-        // Every rank issued `call`; only the v-variants' rules need each rank's own counts.
+        // Every rank issued `call`; only the v-variants' rules, and a fixed-count exchange's where
+        // some rank's other side differs, need each rank's own record.
         std::span<const format::Record *const> records;
-        if (hasVariableCounts(call)) {
+        if (readsEachRank(call, count, [&](size_t r) -> const format::Record & {
+              return members_[r].queue.at(k);
+            })) {
           for (size_t r = 0; r < count; ++r)
             records_[r] = &members_[r].queue.at(k);
           records = records_;
@@ -157,7 +175,8 @@ void CommAligner::matchInPlace(std::span<const format::Record *const> runs, size
   const format::Record *reference = runs[0];
   for (size_t k = 0; k < length; ++k) {
     std::span<const format::Record *const> records;
-    if (hasVariableCounts(reference[k])) {
+    if (readsEachRank(reference[k], count,
+                      [&](size_t r) -> const format::Record & { return runs[r][k]; })) {
       for (size_t r = 0; r < count; ++r)
         records_[r] = &runs[r][k];
       records = records_;

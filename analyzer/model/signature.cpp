@@ -47,6 +47,10 @@ bool hasVariableCounts(const Record &r) {
   }
 }
 
+bool otherSideDiffers(const Record &r) {
+  return r.op == static_cast<uint8_t>(format::OtherSide::InAux) && format::carriesOtherSide(r);
+}
+
 bool isPointToPoint(Kind kind) { return kind == Kind::Send || kind == Kind::Recv; }
 
 bool isNeighborhood(Kind kind) {
@@ -68,16 +72,16 @@ using format::DataType;
 
 DataType dataTypeOf(const Record &r) { return static_cast<DataType>(r.dataType); }
 
-// A derived type recorded by its size (older traces, or a signature the tracer did not flatten).
-bool derivedSized(const Record &r) {
-  return dataTypeOf(r) == DataType::Derived && (r.flags & format::kFlagDerived) &&
-         !hasVariableCounts(r);
+// Whether aux describes the record's derived type (format/record.h, kFlagDerived): not on the
+// kinds that count a total there, nor where it holds the other side's count (format::OtherSide).
+bool describesDerived(const Record &r) {
+  return (r.flags & format::kFlagDerived) && !hasVariableCounts(r) &&
+         !(format::carriesOtherSide(r) && r.op == static_cast<uint8_t>(format::OtherSide::InAux));
 }
 
-// Whether aux describes the record's derived type (format/record.h, kFlagDerived): not on the
-// kinds that count a total there.
-bool describesDerived(const Record &r) {
-  return (r.flags & format::kFlagDerived) && !hasVariableCounts(r);
+// A derived type recorded by its size (older traces, or a signature the tracer did not flatten).
+bool derivedSized(const Record &r) {
+  return dataTypeOf(r) == DataType::Derived && describesDerived(r);
 }
 
 // The items the application passed, where the record counts units of a derived type: count /
@@ -157,7 +161,7 @@ uint32_t signatureDifferences(const Record &a, const Record &b) {
   // one as its basic type, counted in elements, so it compares with that type passed directly.
   if (a.dataType != b.dataType) {
     diff |= kFieldDataType;
-  } else if (derivedSized(a) && a.aux != b.aux) {
+  } else if (derivedSized(a) && derivedSized(b) && a.aux != b.aux) {
     diff |= kFieldDataType; // two derived types of different sizes
   } else if (dataTypeOf(a) == DataType::Mixed && describesDerived(a) && describesDerived(b) &&
              format::derivedMixedHash(a.aux) != format::derivedMixedHash(b.aux)) {
@@ -263,6 +267,12 @@ std::string describeCall(const Record &r) {
     out += std::string(kind == Kind::Send ? ", to " : ", from ") + std::to_string(r.peer);
   if (hasVariableCounts(r))
     out += ", total " + std::to_string(r.aux);
+  // The side the count is not, where it differs (format::OtherSide): a scatter's root sends it,
+  // the others receive it from each rank.
+  uint64_t other = 0;
+  if (format::otherSideCount(r, other) && other != r.count)
+    out +=
+        (kind == Kind::Scatter ? ", sends " : ", receives ") + std::to_string(other) + " per rank";
   return out + ")";
 }
 

@@ -19,6 +19,10 @@ bool isRooted(Kind kind);    // broadcast, reduce, gather(v), scatter(v)
 bool isReduction(Kind kind); // carries a reduction op
 // v-variants and MPI_Reduce_scatter (per-rank receive counts): counts differ per rank by design.
 bool hasVariableCounts(const Record &r);
+// Whether a record holds the other side of MPI's fixed-count exchanges (format::OtherSide) and it
+// differs from its count: the one case where the rules of a position where every rank matched
+// read each rank's record of such a kind (the v-variants' records are read always).
+bool otherSideDiffers(const Record &r);
 bool isPointToPoint(Kind kind);
 // MPI's neighborhood collectives: each process exchanges with the neighbors its communicator's
 // topology gives it, in counts and datatypes of its own; only the kind is compared.

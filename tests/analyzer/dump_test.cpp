@@ -92,6 +92,34 @@ TEST(Dump, HeaderThenOneRecordALine) {
   EXPECT_TRUE(run.err.empty()) << run.err;
 }
 
+TEST(Dump, TheOtherSideOfAnExchangeIsShownInPlaceOfAnOp) {
+  // MPI's gather, scatter, allgather and alltoall keep the other side's count in op and aux
+  // (format::OtherSide): no reduction op is printed for them.
+  std::string dir = freshDir("dump-other-side");
+  RankTrace t(0, 1);
+  CallSpec gather;
+  gather.kind = format::Kind::Gather;
+  gather.count = 2;
+  gather.dataType = format::DataType::Int32;
+  gather.root = 0;
+  gather.op = static_cast<format::ReduceOp>(format::OtherSide::InAux);
+  gather.aux = 3;
+  t.call(gather);
+  gather.op = static_cast<format::ReduceOp>(format::OtherSide::SameAsCount);
+  t.call(gather);
+  gather.op = static_cast<format::ReduceOp>(format::OtherSide::NotRecorded);
+  gather.aux = 0;
+  t.call(gather);
+  CommandResult run = runCollcheck("dump " + writeJob(dir, {t})[0]);
+  ASSERT_EQ(run.status, 0) << run.err;
+  auto all = lines(run.out);
+  ASSERT_EQ(all.size(), 6u); // header, comm_create, comm_members, 3 calls
+  EXPECT_EQ(all[3]["other_side"], 3);
+  EXPECT_EQ(all[4]["other_side"], 2);
+  EXPECT_TRUE(all[5]["other_side"].is_null());
+  EXPECT_FALSE(all[3].contains("op"));
+}
+
 TEST(Dump, ThePersistentBitOfACallIsNamedSo) {
   // Bit 6 marks a persistent collective's initialization on a call, and an integer value on a
   // value capture (kFlagIntegral).

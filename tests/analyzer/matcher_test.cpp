@@ -447,6 +447,128 @@ TEST(Matcher, VariableCountTotalsMustAddUp) {
   EXPECT_EQ(a.findings[0].firstSeq, 1u);
 }
 
+namespace {
+
+// A fixed-count gather, scatter, allgather or alltoall of `count` int32 per rank; `other` is what
+// the tracer recorded of the side the count is not (format::OtherSide), in `aux` where it differs.
+CallSpec exchange(Kind kind, uint64_t count, format::OtherSide other, uint64_t aux = 0,
+                  int32_t root = -1) {
+  CallSpec c;
+  c.kind = kind;
+  c.count = count;
+  c.dataType = format::DataType::Int32;
+  c.op = static_cast<ReduceOp>(other); // these kinds keep the other side in op
+  c.aux = aux;
+  c.root = root;
+  return c;
+}
+
+} // namespace
+
+// Every rank passes the same count, but the side that count is not disagrees with it: the root of
+// a gather expects more than each rank sends, the root of a scatter sends more than each rank
+// receives, a rank of an allgather or alltoall expects more than the others send.
+TEST(Matcher, FixedCountReceiveSideMustMatchTheSenders) {
+  using format::OtherSide;
+  const int size = 4;
+  struct Case {
+    Kind kind;
+    int32_t root;
+    int32_t differing; // the rank whose other side is 3 where every count is 2
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {Kind::Gather, 0, 0,
+       "gather: the root expects 3 elements from each rank but ranks 0-3 send 2"},
+      {Kind::Scatter, 1, 1,
+       "scatter: the root sends 3 elements to each rank but ranks 0-3 expect 2"},
+      {Kind::AllGather, -1, 2,
+       "allgather: rank 2 expects 3 elements from each rank but ranks 0-3 send 2"},
+      {Kind::AllToAll, -1, 3,
+       "alltoall: rank 3 expects 3 elements from each rank but ranks 0-3 send 2"},
+  };
+  for (const Case &c : cases) {
+    std::string dir = freshDir("other-side-" + std::string(format::kindName(c.kind)));
+    std::vector<RankTrace> ranks;
+    for (int r = 0; r < size; ++r) {
+      ranks.emplace_back(r, size);
+      // Where the root's side is significant only at the root, the others record nothing.
+      OtherSide agreeing =
+          c.root >= 0 && r != c.root ? OtherSide::NotRecorded : OtherSide::SameAsCount;
+      ranks.back().call(exchange(c.kind, 2, agreeing, 0, c.root));
+      ranks.back().call(r == c.differing ? exchange(c.kind, 2, OtherSide::InAux, 3, c.root)
+                                         : exchange(c.kind, 2, agreeing, 0, c.root));
+      ranks.back().finalize();
+    }
+    writeJob(dir, ranks);
+    Analyzed a = analyzeDir(dir);
+    ASSERT_EQ(a.findings.size(), 1u) << a.describe();
+    const auto &f = a.findings[0];
+    EXPECT_EQ(f.ruleId, "count-mismatch") << a.describe();
+    EXPECT_EQ(f.firstSeq, 1u) << a.describe();
+    EXPECT_NE(f.message.find(c.message), std::string::npos) << f.message;
+    ASSERT_EQ(f.groups.size(), 2u) << a.describe();
+    EXPECT_EQ(f.groups[0].ranks, std::vector<int32_t>{c.differing}) << a.describe();
+    EXPECT_NE(f.groups[0].detail.find(c.kind == Kind::Scatter ? ", sends 3 per rank"
+                                                              : ", receives 3 per rank"),
+              std::string::npos)
+        << f.groups[0].detail;
+    // The other side's call as a rank that does not record the differing count made it.
+    EXPECT_EQ(f.groups[1].detail.find(" per rank"), std::string::npos) << f.groups[1].detail;
+  }
+}
+
+// Older writers, MPI_IN_PLACE and NCCL record no other side (op 0, aux 0 or another meaning):
+// nothing to compare, never a mismatch.
+TEST(Matcher, UnrecordedReceiveSideIsNoMismatch) {
+  std::string dir = freshDir("other-side-absent");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 3; ++r) {
+    ranks.emplace_back(r, 3);
+    ranks.back().call(exchange(Kind::Gather, 2, format::OtherSide::NotRecorded, 0, 0));
+    ranks.back().call(exchange(Kind::AllToAll, 5, format::OtherSide::NotRecorded));
+    CallSpec nccl = exchange(Kind::AllGather, 8, format::OtherSide::NotRecorded);
+    nccl.flags = format::kFlagNccl;
+    nccl.op = ReduceOp::Sum; // NCCL's records keep op as theirs: not read as the other side
+    nccl.aux = 99;
+    const uint64_t kNccl = 0x77;
+    ranks.back().ncclComm(kNccl, r, 3).call(nccl, kNccl);
+    ranks.back().finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  EXPECT_TRUE(a.findings.empty()) << a.describe();
+}
+
+// A derived type keeps its description in aux where the other side equals the count; where it
+// differs aux holds that instead, and the datatype rule must not read it as a description.
+TEST(Matcher, ReceiveSideInAuxIsNoDerivedTypeDescription) {
+  using format::OtherSide;
+  std::string dir = freshDir("other-side-derived");
+  const uint64_t mixed = format::derivedMixedAux(0x1234abcd, 1, 8);
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 3; ++r) {
+    ranks.emplace_back(r, 3);
+    CallSpec c = exchange(Kind::AllGather, 2, OtherSide::SameAsCount, mixed);
+    c.dataType = format::DataType::Mixed;
+    c.flags = format::kFlagDerived;
+    ranks.back().call(c);
+    if (r == 1) { // expects 4 units from each rank
+      c.op = static_cast<ReduceOp>(OtherSide::InAux);
+      c.aux = 4;
+    }
+    ranks.back().call(c).finalize();
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  ASSERT_EQ(a.findings.size(), 1u) << a.describe();
+  EXPECT_EQ(a.findings[0].ruleId, "count-mismatch") << a.describe();
+  EXPECT_NE(a.findings[0].message.find("rank 1 expects 4 elements from each rank but ranks 0-2 "
+                                       "send 2"),
+            std::string::npos)
+      << a.findings[0].message;
+}
+
 TEST(Matcher, FileClaimingAnotherWorldSizeIsNamed) {
   std::string dir = freshDir("world-size");
   auto paths = writeJob(dir, uniformJob(4, {allreduce(), barrier()}));

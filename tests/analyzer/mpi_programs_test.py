@@ -181,6 +181,31 @@ def main():
 
         case(f"type_signatures_{mode}", "type_signatures", [mode], 30, None, signature_types)
 
+    # Each pair of a gather, scatter, allgather or alltoall must match in type signature: both
+    # sides through different types of one signature (and MPI_IN_PLACE) are no mismatch; a
+    # receiver expecting more per peer than is sent is, though every rank passes the same count.
+    case("exchange_counts_equal", "exchange_counts", ["equal"], 60, False, expect_clean)
+    for mode, message, receivers, senders in (
+            ("gather", "gather: the root expects 3 elements from each rank but ranks 0-3 send 2",
+             [0], [0, 1, 2, 3]),
+            ("scatter", "scatter: the root sends 2 elements to each rank but ranks 0-3 expect 3",
+             [0, 1, 2, 3], [0]),
+            ("allgather", "allgather: ranks 0-3 expect 3 elements from each rank but ranks 0-3 "
+             "send 2", [0, 1, 2, 3], [0, 1, 2, 3]),
+            ("alltoall", "alltoall: ranks 0-3 expect 3 elements from each rank but ranks 0-3 "
+             "send 2", [0, 1, 2, 3], [0, 1, 2, 3])):
+        def exchange(status, report, message=message, receivers=receivers, senders=senders):
+            found = of(report, "count-mismatch")
+            assert len(found) == 1, [f["message"] for f in report["findings"]]
+            assert message in found[0]["message"], found[0]["message"]
+            assert ranks(found[0], "receives") == receivers, found[0]
+            assert ranks(found[0], "sends") == senders, found[0]
+            others = {f["rule"] for f in report["findings"]} & PARTICIPATION
+            assert others == {"count-mismatch"}, others
+            assert status == 1
+
+        case(f"exchange_counts_{mode}", "exchange_counts", [mode], 60, False, exchange)
+
     def missing(status, report):
         found = of(report, "missing-participant")
         assert len(found) == 1, [f["message"] for f in report["findings"]]

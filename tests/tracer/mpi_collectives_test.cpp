@@ -29,18 +29,21 @@ std::vector<ExpectedCall> expectedWorld(int r, int p) {
   for (int i = 0; i < p; ++i)
     pairs += static_cast<uint64_t>(r + i + 1);
   auto ur = static_cast<uint64_t>(r);
+  // Gather, scatter, allgather and alltoall record the other side's count where it is significant
+  // (the root's side of a gather or scatter at the root only): here equal to the count.
+  constexpr auto same = static_cast<ReduceOp>(format::OtherSide::SameAsCount);
   std::vector<ExpectedCall> blocking = {
       {Kind::Barrier, 0, DataType::None, ReduceOp::None, -1, 0, 0},
       {Kind::Broadcast, 3, DataType::Float64, ReduceOp::None, 1, 0, 0},
       {Kind::Reduce, 5, DataType::Float64, ReduceOp::Sum, 0, 0, 0},
       {Kind::AllReduce, 7, DataType::Float32, ReduceOp::Max, -1, 0, 0},
-      {Kind::Gather, 2, DataType::Int32, ReduceOp::None, 0, 0, 0},
+      {Kind::Gather, 2, DataType::Int32, r == 0 ? same : ReduceOp::None, 0, 0, 0},
       {Kind::Gatherv, ur + 1, DataType::Float64, ReduceOp::None, 0, r == 0 ? ramp : 0, 0},
-      {Kind::Scatter, 2, DataType::Int64, ReduceOp::None, 1, 0, 0},
+      {Kind::Scatter, 2, DataType::Int64, r == 1 ? same : ReduceOp::None, 1, 0, 0},
       {Kind::Scatterv, ur + 1, DataType::Float64, ReduceOp::None, 1, r == 1 ? ramp : 0, 0},
-      {Kind::AllGather, 3, DataType::Int16, ReduceOp::None, -1, 0, 0},
+      {Kind::AllGather, 3, DataType::Int16, same, -1, 0, 0},
       {Kind::AllGatherv, ur + 1, DataType::Float64, ReduceOp::None, -1, ramp, 0},
-      {Kind::AllToAll, 2, DataType::Float64, ReduceOp::None, -1, 0, 0},
+      {Kind::AllToAll, 2, DataType::Float64, same, -1, 0, 0},
       {Kind::AllToAllv, pairs, DataType::Float64, ReduceOp::None, -1, pairs, 0},
       {Kind::AllToAllw, pairs * 8, DataType::Byte, ReduceOp::None, -1, pairs * 8, 0},
       {Kind::ReduceScatter, ur + 1, DataType::Float64, ReduceOp::Min, -1, ramp, 0},

@@ -25,7 +25,9 @@ std::vector<ExpectedCall> expectedWorld(int r) {
       {Kind::Reduce, 5, DataType::Float64, ReduceOp::Sum, 0, 0, 0},
       {Kind::AllReduce, 7, DataType::Float32, ReduceOp::Max, -1, 0, 0},
       {Kind::AllReduce, 3, DataType::Float64, ReduceOp::Sum, -1, 0, format::kFlagInPlace},
-      {Kind::AllGather, 2, DataType::Int32, ReduceOp::None, -1, 0, 0},
+      // The receive count, recorded beside the send count it equals (format::OtherSide).
+      {Kind::AllGather, 2, DataType::Int32, static_cast<ReduceOp>(format::OtherSide::SameAsCount),
+       -1, 0, 0},
       {Kind::ReduceScatter, static_cast<uint64_t>(r) + 1, DataType::Int32, ReduceOp::Min, -1, ramp,
        0},
       {Kind::AllReduce, 4, DataType::Int64, ReduceOp::Max, -1, 0, format::kFlagNonBlocking},

@@ -118,6 +118,44 @@ bool countsUnits(const Record &rec) {
   return rec.dataType != static_cast<uint8_t>(format::DataType::Derived);
 }
 
+// The fixed-count gather, scatter, allgather and alltoall: the side not in `count`, `count` items
+// of `from` per peer where the record counts items of `own`, into op and aux (format::OtherSide).
+// Recorded in the record's units, so that 3 MPI_INT against one contiguous triple is no
+// difference; equal to `count`, the usual case, it leaves aux (a derived type's description)
+// alone. Not recorded where it means nothing here (the root's side at another rank, the side
+// MPI_IN_PLACE ignores), on an intercommunicator (the root's count is then the other group's,
+// whose records are matched apart), for a negative count (negative-count's) or where the record's
+// units are not known (a derived type of unknown signature). Costs no MPI call where both sides
+// pass one type; otherwise a look-up in the handle cache, and MPI_Type_size only where the two
+// types are recorded in different units.
+void recordOtherSide(Record &rec, int count, MPI_Datatype from, MPI_Datatype own) {
+  if (count < 0 || (rec.flags & format::kFlagIntercomm) || !countsUnits(rec))
+    return;
+  uint64_t other = inUnitsOf(static_cast<uint64_t>(count), from, own, rec);
+  if (other == rec.count) {
+    rec.op = static_cast<uint8_t>(format::OtherSide::SameAsCount);
+    return;
+  }
+  rec.op = static_cast<uint8_t>(format::OtherSide::InAux);
+  rec.aux = other;
+}
+
+// Gather, allgather, alltoall: the send side, and the receive count where it is significant.
+void fillExchange(Record &rec, const CommState *comm, const void *sendbuf, int sendcount,
+                  MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype, int root) {
+  fillSendSide(rec, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
+  if (!inPlace(sendbuf) && significantHere(comm, root))
+    recordOtherSide(rec, recvcount, recvtype, sendtype);
+}
+
+// Scatter: the receive side, and the root's send count.
+void fillScatter(Record &rec, const CommState *comm, int sendcount, MPI_Datatype sendtype,
+                 const void *recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
+  fillRecvSide(rec, recvbuf, recvcount, recvtype, sendcount, sendtype, root);
+  if (!inPlace(recvbuf) && significantHere(comm, root))
+    recordOtherSide(rec, sendcount, sendtype, recvtype);
+}
+
 void fillGatherv(Record &rec, const CommState *comm, const void *sendbuf, int sendcount,
                  MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype, int root) {
   int own = inPlace(sendbuf) && comm && recvcounts ? recvcounts[comm->rank] : sendcount;

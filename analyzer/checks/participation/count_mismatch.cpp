@@ -1,9 +1,13 @@
 // count-mismatch: the element counts of one collective do not fit together. For fixed-size kinds
-// every rank passes the same count (what it means per kind is in the note); for the v-variants the
-// per-rank counts must add up to the totals the other side expects (docs/trace-format.md: count
-// and aux per kind).
+// every rank passes the same count (what it means per kind is in the note), and where the trace
+// holds the side of a gather, scatter, allgather or alltoall that count is not, that side matches
+// it; for the v-variants the per-rank counts must add up to the totals the other side expects
+// (docs/trace-format.md: count and aux per kind).
 #include "analyzer/checks/participation/field_mismatch.h"
 #include "analyzer/checks/participation/invalid_arguments.h"
+
+#include <map>
+#include <vector>
 
 namespace collcheck::analyzer {
 namespace {
@@ -49,6 +53,8 @@ public:
     }
     if (!e.allMatched)
       reportFieldMismatch(e, ctx, id(), kFieldCount, countRule(kindOf(e.reference)));
+    else
+      checkOtherSide(e, ctx);
   }
 
 private:
@@ -115,6 +121,72 @@ private:
       break;
     default:
       break;
+    }
+  }
+
+  // Gather, scatter, allgather, alltoall: every rank passes the same count (checked above), but
+  // the side the records do not count may differ from it, where the tracer recorded it
+  // (format::OtherSide): the root's receive count of a gather, its send count of a scatter, every
+  // rank's receive count of an allgather or alltoall. It is in the units of its record's count,
+  // and the records agree in count and datatype here: the two compare. Traces without it (older
+  // writers, MPI_IN_PLACE, an intercommunicator) have nothing to compare.
+  void checkOtherSide(const CollectiveEvent &e, RuleContext &ctx) {
+    if (!format::carriesOtherSide(e.reference) || onIntercomm(e.reference))
+      return;
+    Kind kind = kindOf(e.reference);
+    std::vector<int32_t> issuing;
+    std::map<uint64_t, std::vector<int32_t>> expecting; // other side -> the ranks recording it
+    const format::Record *example = nullptr;
+    for (size_t r = 0; r < e.records.size(); ++r) {
+      const format::Record *rec = e.records[r];
+      if (!rec || !issued(e.presence[r]))
+        continue;
+      issuing.push_back(static_cast<int32_t>(r));
+      uint64_t other = 0;
+      if (format::otherSideCount(*rec, other) && other != rec->count) {
+        expecting[other].push_back(static_cast<int32_t>(r));
+        example = example ? example : rec;
+      }
+    }
+    if (expecting.empty())
+      return;
+    std::string name(format::kindName(kind));
+    std::string count = std::to_string(e.reference.count);
+    auto all = ctx.worldRanks(e.comm, issuing);
+    for (const auto &[other, commRanks] : expecting) {
+      auto ranks = ctx.worldRanks(e.comm, commRanks);
+      // The other side's call as one of them made it: a rank that does not record this count, if
+      // any (the root of a gather records both).
+      const format::Record *others = &e.reference;
+      for (int32_t r : issuing) {
+        uint64_t its = 0;
+        if (!format::otherSideCount(*e.records[r], its) || its != other) {
+          others = e.records[r];
+          break;
+        }
+      }
+      std::string expected = std::to_string(other);
+      std::string what;
+      Finding f = ctx.make(id(), e.comm, *example);
+      if (kind == Kind::Scatter) {
+        what = name + ": the root sends " + expected + " elements to each rank but " +
+               describeRanks(all) + (all.size() == 1 ? " expects " : " expect ") + count;
+        f.groups.push_back({"sends", ranks, describeCall(*e.records[commRanks.front()])});
+        f.groups.push_back({"receives", all, describeCall(*others)});
+      } else {
+        std::string who = kind == Kind::Gather
+                              ? "the root expects"
+                              : describeRanks(ranks) + (ranks.size() == 1 ? " expects" : " expect");
+        what = name + ": " + who + " " + expected + " elements from each rank but " +
+               describeRanks(all) + (all.size() == 1 ? " sends " : " send ") + count;
+        f.groups.push_back({"receives", ranks, describeCall(*e.records[commRanks.front()])});
+        f.groups.push_back({"sends", all, describeCall(*others)});
+      }
+      f.message = what + " on " + e.comm.label;
+      f.notes.push_back("MPI matches each pair of a collective's send and receive by type "
+                        "signature: what a rank receives from each peer must be what that peer "
+                        "sends it, here compared in the units of the recorded count");
+      ctx.findings.add(std::move(f), what);
     }
   }
 

@@ -55,6 +55,16 @@ std::string describeSignal(int signal) {
 
 bool isCrashSignal(int signal) { return signal != SIGTERM && signal != SIGINT; }
 
+bool crashedOutsideCalls(const JobView &job) {
+  for (size_t file = 0; file < job.traces().files.size(); ++file) {
+    const ProcessState &p = job.process(static_cast<int>(file));
+    if (p.endSignal && isCrashSignal(p.endSignal) &&
+        (!p.hasLastCall || format::returned(p.lastCall)))
+      return true;
+  }
+  return false;
+}
+
 std::string_view presenceName(Presence p) {
   switch (p) {
   case Presence::Matched:

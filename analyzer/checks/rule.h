@@ -60,6 +60,11 @@ public:
   virtual const std::vector<InputProblem> &streamProblems() const = 0;
 };
 
+// Whether some process died of a crash signal where it was not inside a call: the launcher then
+// stops the others wherever they are, possibly still inside a call every member issued (on their
+// way out of a barrier that just completed). Those are neither stuck nor a hang.
+bool crashedOutsideCalls(const JobView &job);
+
 // One position of a communicator: the reference call and what every member did.
 struct CollectiveEvent {
   const Communicator &comm;

@@ -784,6 +784,60 @@ TEST(InvalidArguments, ACallOnNoCommunicatorIsNamedWithItsRanks) {
       "terminated by SIGTERM inside allreduce(8 x float32, sum) without a valid communicator");
 }
 
+// Rank 0 crashes after a barrier that completed; the launcher stops the others, one of them still
+// on its way out of the barrier (by SIGTERM, recorded) and one without a record (SIGKILL). That is
+// a crash, not a hang: no rank is stuck, every rank is reported where it ended.
+TEST(RankEndedUnfinished, RanksStoppedInsideACompletedCallAfterACrashAreNoHang) {
+  std::string dir = freshDir("torn-down");
+  std::vector<RankTrace> ranks;
+  auto signal = [](RankTrace &rank, int number) {
+    format::Record died{};
+    died.kind = static_cast<uint8_t>(format::Kind::ProcessSignal);
+    died.count = static_cast<uint64_t>(number);
+    rank.records.push_back(died);
+    rank.returned.push_back(true);
+  };
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    ranks.back().call(barrier()).call(barrier(), kWorld, /*returned=*/r < 2).finished(false);
+  }
+  signal(ranks[0], SIGSEGV);
+  signal(ranks[1], SIGTERM);
+  signal(ranks[2], SIGTERM); // inside the second barrier
+  writeJob(dir, ranks);      // rank 3: inside it, no record
+  Analyzed a = analyzeDir(dir);
+  EXPECT_TRUE(a.of("hang").empty()) << a.describe();
+  auto ended = a.of("rank-ended-unfinished");
+  ASSERT_EQ(ended.size(), 1u) << a.describe();
+  std::vector<int32_t> all;
+  for (const auto &g : ended[0].groups)
+    all.insert(all.end(), g.ranks.begin(), g.ranks.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<int32_t>{0, 1, 2, 3})) << a.describe();
+  std::vector<std::string> details;
+  for (const auto &g : ended[0].groups)
+    details.push_back(g.detail);
+  EXPECT_NE(std::find(details.begin(), details.end(),
+                      "killed, crashed or aborted inside barrier (seq 1)"),
+            details.end())
+      << ::testing::PrintToString(details);
+}
+
+// The same ranks stuck inside a completed call with nobody crashed: that call hung.
+TEST(RankEndedUnfinished, RanksStoppedInsideACallWithoutACrashAreAHang) {
+  std::string dir = freshDir("stuck-no-crash");
+  std::vector<RankTrace> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back(r, 4);
+    ranks.back().call(barrier()).call(barrier(), kWorld, /*returned=*/r < 2).finished(false);
+  }
+  writeJob(dir, ranks);
+  Analyzed a = analyzeDir(dir);
+  auto hang = a.of("hang");
+  ASSERT_EQ(hang.size(), 1u) << a.describe();
+  EXPECT_EQ(ranksOf(hang[0], "stuck"), (std::vector<int32_t>{2, 3}));
+}
+
 TEST(InvalidArguments, ANegativeCountIsNoCountMismatch) {
   std::string dir = freshDir("negative-count");
   std::vector<RankTrace> ranks;

@@ -54,6 +54,9 @@ public:
     std::vector<int32_t> stuck, crashed, rejected;
     std::string why; // the rule of the first rejected argument
     const format::Record *call = nullptr;
+    // After a crash outside any call, the others were stopped by the launcher, not stuck:
+    // rank-ended-unfinished reports them.
+    const bool tornDown = crashedOutsideCalls(ctx.job);
     for (size_t r = 0; r < e.lastCall.size(); ++r) {
       const format::Record *last = e.lastCall[r];
       int file = r < e.comm.fileOf.size() ? e.comm.fileOf[r] : -1;
@@ -66,6 +69,8 @@ public:
       }
       if (p.finished || p.cut)
         continue;
+      if (tornDown)
+        continue; // stopped by the launcher (a recorded SIGTERM, or no record: SIGKILL)
       // An argument MPI rejects: by default the error handler aborts the job in this call.
       if (hasNegativeCount(*last) || hasInvalidDatatype(*last) || hasInvalidRoot(*last, e.comm)) {
         rejected.push_back(e.comm.nameOf(static_cast<int32_t>(r)));

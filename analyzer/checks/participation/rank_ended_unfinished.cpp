@@ -26,12 +26,13 @@ public:
     std::map<std::string, std::vector<int32_t>> byPlace;
     std::map<std::string, std::vector<int32_t>> unexplained; // no signal recorded
     bool someoneStuck = false;
+    const bool tornDown = crashedOutsideCalls(ctx.job); // the others were stopped, not stuck
     for (size_t f = 0; f < traces.files.size(); ++f) {
       const ProcessState &p = ctx.job.process(static_cast<int>(f));
       if (p.finished || p.cut)
         continue;
       bool inside = stuckInside(p);
-      if (inside && !p.endSignal) {
+      if (inside && !p.endSignal && !tornDown) {
         someoneStuck = true; // stopped while waiting: the hang finding tells who waited for whom
         continue;
       }

@@ -320,9 +320,12 @@ def main():
             if named != expected_ranks:
                 # Where every rank passes the argument, the first to be rejected aborts the job:
                 # mpirun may kill another rank before it entered the call. That rank must then be
-                # reported as ended, not left out.
+                # reported as ended, or, where the others are left inside the call, as the rank
+                # the hang finding says they wait for; never left out.
                 ended = {r for f in of(report, "rank-ended-unfinished") for g in f["groups"]
                          for r in g["ranks"]}
+                ended |= {r for f in of(report, "hang") for g in f["groups"]
+                          if g["role"] == "waited for" for r in g["ranks"]}
                 missing = set(expected_ranks) - set(named)
                 assert named and set(named) <= set(expected_ranks) and missing <= ended, (
                     found[0], ended)

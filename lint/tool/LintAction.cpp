@@ -115,8 +115,10 @@ public:
     }
 
     results_.analyzedFiles.insert(mainPath);
-    if (!options_.summariseFile.empty() && mainPath == options_.summariseFile &&
-        options_.summarised)
+    // Only from a parse without errors: a missing header is skipped here, not in a summary parse,
+    // and the summary must be the one that parse gives (main.cpp then makes it separately).
+    if (compileErrors.empty() && !options_.summariseFile.empty() &&
+        mainPath == options_.summariseFile && options_.summarised)
       options_.summarised(filesRead(sm),
                           summariseTranslationUnit(context, *options_.summaryConfig));
     std::vector<NotAnalysed> failed;

@@ -300,31 +300,35 @@ std::string ProjectSummaries::rankCommunicatorOf(const clang::NamedDecl *decl) c
   return fact && fact->what == QuerySpec::What::Rank ? fact->communicator : "";
 }
 
-bool ProjectLookups::sameIn(const ProjectSummaries &project, const LintConfig &config) const {
+std::string ProjectLookups::firstChanged(const ProjectSummaries &project,
+                                         const LintConfig &config) const {
   ReducerTable table(config);
   for (const auto &[question, answer] : answers_) {
     std::string key = question.substr(1);
     std::string now;
+    const char *what = "";
     switch (static_cast<Kind>(question.front())) {
     case Function:
       now = answerText(project.byUsr(key));
+      what = "function ";
       break;
     case Overrides:
       now = answerText(project.overridesOf(key));
+      what = "overrides ";
       break;
     case Storage:
       now = answerText(project.storageNamed(key));
+      what = "storage ";
       break;
     case Table:
       now = table.entriesNamed(key);
+      what = "table ";
       break;
-    default:
-      return false; // not a question this version asks: ask again
     }
     if (now != answer)
-      return false;
+      return what + key;
   }
-  return true;
+  return "";
 }
 
 void ProjectSummaries::extend(LintConfig &config) const {

@@ -104,8 +104,9 @@ public:
     if (inserted)
       it->second = answer();
   }
-  // Whether every answer is the one `project`, and the tables of `config` it extends, give.
-  bool sameIn(const ProjectSummaries &project, const LintConfig &config) const;
+  // The first question whose answer is not the one `project`, and the tables of `config` it
+  // extends, give ("function USR", "overrides NAME", "storage NAME", "table NAME"); "" if none.
+  std::string firstChanged(const ProjectSummaries &project, const LintConfig &config) const;
   bool empty() const { return answers_.empty(); }
 
 private:

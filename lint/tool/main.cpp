@@ -102,6 +102,10 @@ cl::opt<std::string> summaryCache(
 cl::opt<std::string> debugFailIn("debug-fail-in", cl::desc("Fail the analysis of this function"),
                                  cl::value_desc("name"), cl::cat(category), cl::Hidden);
 
+// Why each file checked twice was: the first question whose answer changed.
+cl::opt<bool> debugRechecks("debug-rechecks", cl::desc("Say why a file is checked a second time"),
+                            cl::cat(category), cl::Hidden);
+
 int usageError(llvm::StringRef message) {
   message.consume_front("error: ");
   llvm::errs() << "collcheck-lint: error: " << message.rtrim() << "\n";
@@ -425,8 +429,8 @@ int lintMain(int argc, const char **argv) {
     summaries.recordInto(noSummaries ? nullptr : &checks[index].lookups);
     check(index, first);
     summaries.recordInto(nullptr);
-    // Not summarised by its check (it has compile errors): by a parse of its own, as the files
-    // not checked are.
+    // Not summarised by its check (a missing header, which the check skips): by a parse of its
+    // own, as the files not checked are.
     if (summarise && !byFile.contains(file)) {
       known(summariseFile(*database, file, baseConfig, pass, cache, stats));
       ++parses[file];
@@ -446,9 +450,17 @@ int lintMain(int argc, const char **argv) {
     wholeConfig.project = &whole;
     LintOptions again = options;
     again.config = &wholeConfig;
-    for (size_t index : order)
-      if (checks[index].analysed && !checks[index].lookups.sameIn(whole, wholeConfig))
-        check(index, again);
+    for (size_t index : order) {
+      if (!checks[index].analysed)
+        continue;
+      std::string changed = checks[index].lookups.firstChanged(whole, wholeConfig);
+      if (changed.empty())
+        continue;
+      if (debugRechecks)
+        llvm::errs() << "collcheck-lint: " << runnable[index] << " is checked again: its answer to "
+                     << changed << " changed\n";
+      check(index, again);
+    }
   }
   if (!quiet && stats.files > 1) {
     // The files not checked that were summarised, each parsed once, and the files checked.

@@ -616,8 +616,10 @@ class WholeProject(unittest.TestCase):
         self.assertIn("summarised 3 files (3 from the cache)", self.run_lint().stderr)
 
     def check_all(self, *names, cache="none"):
-        return lint("-p", self.build, "--summary-cache", cache, *[self.src / n for n in names],
-                    flags=False, cwd=self.root)
+        files = [self.src / n for n in names if n.endswith(".cpp")]
+        options = [n for n in names if n.startswith("--")]
+        return lint("-p", self.build, "--summary-cache", cache, *options, *files, flags=False,
+                    cwd=self.root)
 
     def findings_by_file(self, stdout):
         return sorted((pathlib.Path(m.group(1)).name, int(m.group(2)), m.group(5))
@@ -627,8 +629,13 @@ class WholeProject(unittest.TestCase):
         # Cold, every file checked: train.cpp first, before sync.cpp and loss.cpp are summarised,
         # so its calls into them are unknown at its first check; it is parsed a second time, with
         # every summary, and that check's findings replace the first's.
-        result = self.check_all("train.cpp", "sync.cpp", "loss.cpp")
+        result = self.check_all("train.cpp", "sync.cpp", "loss.cpp", "--debug-rechecks")
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        # Said with the first question whose answer the files checked after it changed.
+        self.assertRegex(result.stderr, r"train\.cpp is checked again: its answer to "
+                                        r"(function|overrides|storage|table) \S+ changed")
+        self.assertNotIn("sync.cpp is checked again", result.stderr)
+        self.assertNotIn("loss.cpp is checked again", result.stderr)
         self.assertIn("summarised 3 files (0 from the cache, 3 with their checks) in ",
                       result.stderr)
         self.assertIn(" s; parsed 2 files once, 1 twice\n", result.stderr)

@@ -1,7 +1,10 @@
 #include "engine/ReducerTable.h"
 
+#include "engine/Summary.h"
 #include "clang/AST/Decl.h"
+
 #include "clang/AST/DeclCXX.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace collcheck::lint {
 namespace {
@@ -34,7 +37,8 @@ bool matchesSpecName(const clang::FunctionDecl *function, llvm::StringRef specNa
   return matchesQualified(function, specName);
 }
 
-ReducerTable::ReducerTable(const LintConfig &config) {
+ReducerTable::ReducerTable(const LintConfig &config)
+    : lookups_(config.project ? config.project->lookups() : nullptr) {
   for (const ReducerSpec &spec : config.reducers)
     byShortName_[shortName(spec.name)].reducers.push_back(&spec);
   for (const QuerySpec &spec : config.queries)
@@ -57,6 +61,11 @@ ReducerTable::Match ReducerTable::compute(const clang::FunctionDecl *function) c
   const clang::IdentifierInfo *id = function ? function->getIdentifier() : nullptr;
   if (!id)
     return match;
+  // The summaries add wrappers and queries by name: a function of this name, defined in this file
+  // or not, may match one that a file summarised later brings.
+  if (lookups_)
+    lookups_->record(ProjectLookups::Table, id->getName(),
+                     [&] { return entriesNamed(id->getName()); });
   auto it = byShortName_.find(id->getName());
   if (it == byShortName_.end())
     return match;
@@ -75,6 +84,25 @@ ReducerTable::Match ReducerTable::compute(const clang::FunctionDecl *function) c
     if (!match.copy && matchesSpecName(function, spec->name))
       match.copy = spec;
   return match;
+}
+
+std::string ReducerTable::entriesNamed(llvm::StringRef shortName) const {
+  auto it = byShortName_.find(shortName);
+  if (it == byShortName_.end())
+    return "";
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  for (const ReducerSpec *r : it->second.reducers)
+    out << "reducer " << r->name << ' ' << static_cast<int>(r->kind) << ' ' << r->send << ' '
+        << r->recv << ' ' << r->op << ' ' << static_cast<int>(r->fixedOp) << ' ' << r->datatype
+        << ' ' << r->comm << ' ' << r->how << '\n';
+  for (const QuerySpec *q : it->second.queries)
+    out << "query " << q->name << ' ' << static_cast<int>(q->what) << ' ' << q->out << '\n';
+  for (const PreMulSumFactorySpec *p : it->second.preMulSums)
+    out << "premulsum " << p->name << ' ' << p->out << ' ' << p->scalar << '\n';
+  for (const CopySpec *c : it->second.copies)
+    out << "copy " << c->name << ' ' << c->dst << ' ' << c->src << '\n';
+  return text;
 }
 
 } // namespace collcheck::lint

@@ -14,6 +14,8 @@ class FunctionDecl;
 
 namespace collcheck::lint {
 
+class ProjectLookups;
+
 class ReducerTable {
 public:
   explicit ReducerTable(const LintConfig &config);
@@ -27,6 +29,8 @@ public:
   };
   // By value: the cache behind it grows while callers still use an earlier answer.
   Match lookup(const clang::FunctionDecl *function) const;
+  // The entries of that short name, as text: what a lookup of a function of that name depends on.
+  std::string entriesNamed(llvm::StringRef shortName) const;
 
 private:
   struct Candidates {
@@ -38,6 +42,7 @@ private:
   Match compute(const clang::FunctionDecl *function) const;
 
   llvm::StringMap<Candidates> byShortName_;
+  ProjectLookups *lookups_ = nullptr; // where the names looked up are recorded
   mutable llvm::DenseMap<const clang::FunctionDecl *, Match> cache_;
 };
 

@@ -1,5 +1,7 @@
 #include "engine/Summary.h"
 
+#include "engine/ReducerTable.h"
+
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/Index/USRGeneration.h"
@@ -210,20 +212,32 @@ void ProjectSummaries::add(const FileSummary &file) {
   }
 }
 
-const FunctionSummary *ProjectSummaries::find(const clang::FunctionDecl *function) const {
-  auto it = byUsr_.find(usrOf(function));
-  if (it != byUsr_.end())
-    return &it->second;
-  // A call through a base class whose method is pure or defined elsewhere: any override of the
-  // project may run, so the call does what they all do and may return what any returns.
-  const auto *method = llvm::dyn_cast<clang::CXXMethodDecl>(function);
-  return method ? dispatched(method) : nullptr;
+namespace {
+
+std::string answerText(const FunctionSummary *f) {
+  if (!f)
+    return "";
+  FileSummary file;
+  file.functions.push_back(*f);
+  return toJson(file).dump();
 }
 
-const FunctionSummary *ProjectSummaries::dispatched(const clang::CXXMethodDecl *method) const {
-  if (!method->isVirtual())
-    return nullptr;
-  std::string name = qualifiedName(method);
+std::string answerText(const StorageFact *s) {
+  if (!s)
+    return "";
+  FileSummary file;
+  file.storage.push_back(*s);
+  return toJson(file).dump();
+}
+
+} // namespace
+
+const FunctionSummary *ProjectSummaries::byUsr(const std::string &usr) const {
+  auto it = byUsr_.find(usr);
+  return it != byUsr_.end() ? &it->second : nullptr;
+}
+
+const FunctionSummary *ProjectSummaries::overridesOf(const std::string &name) const {
   auto overriders = overridersOf_.find(name);
   if (overriders == overridersOf_.end())
     return nullptr;
@@ -235,21 +249,86 @@ const FunctionSummary *ProjectSummaries::dispatched(const clang::CXXMethodDecl *
   return &joined->second;
 }
 
+const StorageFact *ProjectSummaries::storageNamed(const std::string &name) const {
+  auto it = storage_.find(name);
+  return it != storage_.end() ? &it->second : nullptr;
+}
+
+const FunctionSummary *ProjectSummaries::find(const clang::FunctionDecl *function) const {
+  std::string usr = usrOf(function);
+  const FunctionSummary *summary = byUsr(usr);
+  if (lookups_)
+    lookups_->record(ProjectLookups::Function, usr, [&] { return answerText(summary); });
+  if (summary)
+    return summary;
+  // A call through a base class whose method is pure or defined elsewhere: any override of the
+  // project may run, so the call does what they all do and may return what any returns.
+  const auto *method = llvm::dyn_cast<clang::CXXMethodDecl>(function);
+  return method ? dispatched(method) : nullptr;
+}
+
+const FunctionSummary *ProjectSummaries::dispatched(const clang::CXXMethodDecl *method) const {
+  if (!method->isVirtual())
+    return nullptr;
+  std::string name = qualifiedName(method);
+  const FunctionSummary *summary = overridesOf(name);
+  if (lookups_)
+    lookups_->record(ProjectLookups::Overrides, name, [&] { return answerText(summary); });
+  return summary;
+}
+
 std::optional<QuerySpec::What> ProjectSummaries::storageOf(const clang::NamedDecl *decl) const {
-  if (storage_.empty() || !decl)
+  // With no storage facts the answer is known without the name, unless it is to be recorded.
+  if ((storage_.empty() && !lookups_) || !decl)
     return std::nullopt;
-  auto it = storage_.find(qualifiedName(decl));
-  if (it == storage_.end())
+  std::string name = qualifiedName(decl);
+  const StorageFact *fact = storageNamed(name);
+  if (lookups_)
+    lookups_->record(ProjectLookups::Storage, name, [&] { return answerText(fact); });
+  if (!fact)
     return std::nullopt;
-  return it->second.what;
+  return fact->what;
 }
 
 std::string ProjectSummaries::rankCommunicatorOf(const clang::NamedDecl *decl) const {
-  if (storage_.empty() || !decl)
+  if ((storage_.empty() && !lookups_) || !decl)
     return "";
-  auto it = storage_.find(qualifiedName(decl));
-  return it != storage_.end() && it->second.what == QuerySpec::What::Rank ? it->second.communicator
-                                                                          : "";
+  std::string name = qualifiedName(decl);
+  const StorageFact *fact = storageNamed(name);
+  if (lookups_)
+    lookups_->record(ProjectLookups::Storage, name, [&] { return answerText(fact); });
+  return fact && fact->what == QuerySpec::What::Rank ? fact->communicator : "";
+}
+
+std::string ProjectLookups::firstChanged(const ProjectSummaries &project,
+                                         const LintConfig &config) const {
+  ReducerTable table(config);
+  for (const auto &[question, answer] : answers_) {
+    std::string key = question.substr(1);
+    std::string now;
+    const char *what = "";
+    switch (static_cast<Kind>(question.front())) {
+    case Function:
+      now = answerText(project.byUsr(key));
+      what = "function ";
+      break;
+    case Overrides:
+      now = answerText(project.overridesOf(key));
+      what = "overrides ";
+      break;
+    case Storage:
+      now = answerText(project.storageNamed(key));
+      what = "storage ";
+      break;
+    case Table:
+      now = table.entriesNamed(key);
+      what = "table ";
+      break;
+    }
+    if (now != answer)
+      return what + key;
+  }
+  return "";
 }
 
 void ProjectSummaries::extend(LintConfig &config) const {
@@ -263,7 +342,8 @@ void ProjectSummaries::extend(LintConfig &config) const {
     return false;
   };
   for (const auto &[usr, f] : byUsr_) {
-    if (f.name.empty() || named(f.name))
+    // Neither a wrapper nor a query: nothing to add (and no need to search the tables).
+    if (f.name.empty() || (f.reducedParam < 0 && !f.query) || named(f.name))
       continue;
     if (f.reducedParam >= 0) {
       ReducerSpec spec;

@@ -19,6 +19,9 @@
 #include "engine/Value.h"
 #include "support/Config.h"
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <map>
@@ -85,6 +88,31 @@ nlohmann::json toJson(const FileSummary &summary);
 // False on a document of another shape (a cache entry of an older format).
 bool fromJson(const nlohmann::json &json, FileSummary &summary);
 
+class ProjectSummaries;
+
+// What the check of a file asked of the project, with the answers it got as text ("" for none): a
+// function's summary by USR, the overrides of a virtual method, what a field or global holds, and
+// the reducer and query tables by short name (the summaries extend them). A run that summarises
+// the files it checks from their checks' parses checks some files before every summary is known;
+// such a file is checked again only where an answer differs from the one the whole project gives.
+class ProjectLookups {
+public:
+  enum Kind : char { Function = 'f', Overrides = 'o', Storage = 's', Table = 't' };
+  // The first answer to a question is kept: within one check the summaries do not change.
+  template <typename Answer> void record(Kind kind, llvm::StringRef key, Answer answer) {
+    auto [it, inserted] = answers_.try_emplace((llvm::Twine(char(kind)) + key).str());
+    if (inserted)
+      it->second = answer();
+  }
+  // The first question whose answer is not the one `project`, and the tables of `config` it
+  // extends, give ("function USR", "overrides NAME", "storage NAME", "table NAME"); "" if none.
+  std::string firstChanged(const ProjectSummaries &project, const LintConfig &config) const;
+  bool empty() const { return answers_.empty(); }
+
+private:
+  std::map<std::string, std::string> answers_;
+};
+
 // The summaries of every translation unit of a project.
 class ProjectSummaries {
 public:
@@ -105,7 +133,17 @@ public:
   // config already names are kept as written).
   void extend(LintConfig &config) const;
 
+  // Where the lookups above are recorded (null: nowhere).
+  void recordInto(ProjectLookups *lookups) { lookups_ = lookups; }
+  ProjectLookups *lookups() const { return lookups_; }
+
 private:
+  friend class ProjectLookups;
+  const FunctionSummary *byUsr(const std::string &usr) const;
+  const FunctionSummary *overridesOf(const std::string &name) const;
+  const StorageFact *storageNamed(const std::string &name) const;
+
+  ProjectLookups *lookups_ = nullptr;
   std::map<std::string, FunctionSummary> byUsr_;
   std::map<std::string, std::vector<const FunctionSummary *>> overridersOf_;
   mutable std::map<std::string, FunctionSummary> dispatched_; // joined overriders, by base

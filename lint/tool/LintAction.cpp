@@ -78,6 +78,8 @@ public:
                CompileErrorCollector &errors, LintResults &results)
       : compiler_(compiler), options_(options), errors_(errors), results_(results) {}
 
+  bool skippedHeader = false; // a missing header was skipped (MissingHeaders below)
+
   void HandleTranslationUnit(clang::ASTContext &context) override {
     const clang::SourceManager &sm = context.getSourceManager();
     const clang::LangOptions &lang = context.getLangOpts();
@@ -101,6 +103,12 @@ public:
     // Like clang-tidy: a file that does not compile is an error a review gate sees, unless the
     // user asked for the analysis of what parsed.
     std::vector<CompileErrorCollector::Error> compileErrors = errors_.take();
+    // The summary is the one a parse of its own gives, errors included, so not where a missing
+    // header was skipped: a summary parse stops there (main.cpp then makes it by such a parse).
+    if (!skippedHeader && !options_.summariseFile.empty() && mainPath == options_.summariseFile &&
+        options_.summarised)
+      options_.summarised(filesRead(sm),
+                          summariseTranslationUnit(context, *options_.summaryConfig));
     if (!compileErrors.empty() && !options_.allowCompileErrors) {
       for (const CompileErrorCollector::Error &e : compileErrors) {
         std::string message = e.message + " [clang-diagnostic-error]";
@@ -122,10 +130,6 @@ public:
     }
 
     results_.analyzedFiles.insert(mainPath);
-    if (!options_.summariseFile.empty() && mainPath == options_.summariseFile &&
-        options_.summarised)
-      options_.summarised(filesRead(sm),
-                          summariseTranslationUnit(context, *options_.summaryConfig));
     std::vector<NotAnalysed> failed;
     std::vector<Finding> findings =
         analyzeTranslationUnit(context, *options_.config, makeChecks(), &failed);
@@ -197,11 +201,12 @@ private:
 // declarations; it is reported like any other compile error.
 class MissingHeaders : public clang::PPCallbacks {
 public:
-  MissingHeaders(CompileErrorCollector &errors, const clang::SourceManager &sm)
-      : errors_(errors), sm_(sm) {}
+  MissingHeaders(CompileErrorCollector &errors, const clang::SourceManager &sm, bool &skipped)
+      : errors_(errors), sm_(sm), skipped_(skipped) {}
 
   bool FileNotFound(llvm::StringRef name) override {
     missing_.insert(name.str());
+    skipped_ = true;
     return true;
   }
 
@@ -217,6 +222,7 @@ public:
 private:
   CompileErrorCollector &errors_;
   const clang::SourceManager &sm_;
+  bool &skipped_;
   std::set<std::string> missing_;
 };
 
@@ -227,9 +233,10 @@ public:
 
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &compiler,
                                                         llvm::StringRef) override {
-    compiler.getPreprocessor().addPPCallbacks(
-        std::make_unique<MissingHeaders>(errors_, compiler.getSourceManager()));
-    return std::make_unique<LintConsumer>(compiler, options_, errors_, results_);
+    auto consumer = std::make_unique<LintConsumer>(compiler, options_, errors_, results_);
+    compiler.getPreprocessor().addPPCallbacks(std::make_unique<MissingHeaders>(
+        errors_, compiler.getSourceManager(), consumer->skippedHeader));
+    return consumer;
   }
 
 private:

@@ -31,7 +31,8 @@ struct LintOptions {
   // and it is not analysed.
   bool allowCompileErrors = false;
   // The file whose whole-project summary is made from its check's parse (one not in the summary
-  // cache), with the config summaries are made with, and what receives it.
+  // cache), with the config summaries are made with, and what receives it (not called where a
+  // missing header was skipped).
   std::string summariseFile;
   const LintConfig *summaryConfig = nullptr;
   std::function<void(std::vector<std::string> read, const FileSummary &)> summarised;

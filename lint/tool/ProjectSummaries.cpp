@@ -235,10 +235,34 @@ std::vector<std::string> filesRead(const clang::SourceManager &sm) {
   return read;
 }
 
+FileSummary summariseFile(const clang::tooling::CompilationDatabase &database,
+                          const std::string &file, const LintConfig &config,
+                          const SummaryPassOptions &options, SummaryCache &cache,
+                          SummaryPassStats &stats) {
+  FileSummary summary;
+  std::vector<std::string> read;
+  clang::tooling::ClangTool tool(
+      database, {file}, std::make_shared<clang::PCHContainerOperations>(), makeLintFileSystem());
+  tool.setPrintErrorMessage(false);
+  // Only counted: errors are the check's to report, for the files it is asked to check.
+  clang::DiagnosticConsumer errors;
+  tool.setDiagnosticConsumer(&errors);
+  for (const clang::tooling::ArgumentsAdjuster &adjuster : options.adjusters)
+    tool.appendArgumentsAdjuster(adjuster);
+  SummaryActionFactory factory(config, summary, read);
+  tool.run(&factory);
+  ++stats.parsed;
+  if (errors.getNumErrors() > 0)
+    ++stats.notCompiling;
+  cache.store(file, std::move(read), summary);
+  return summary;
+}
+
 void summariseProject(const clang::tooling::CompilationDatabase &database,
-                      const std::vector<std::string> &files, const std::string &deferred,
+                      const std::vector<std::string> &files, const std::set<std::string> &checked,
                       const LintConfig &config, const SummaryPassOptions &options,
-                      SummaryCache &cache, ProjectSummaries &out, SummaryPassStats &stats) {
+                      SummaryCache &cache, std::map<std::string, FileSummary> &out,
+                      SummaryPassStats &stats) {
   auto start = std::chrono::steady_clock::now();
   for (const std::string &file : files) {
     if (database.getCompileCommands(file).empty())
@@ -247,27 +271,12 @@ void summariseProject(const clang::tooling::CompilationDatabase &database,
     FileSummary summary;
     if (cache.lookup(file, summary)) {
       ++stats.fromCache;
-      out.add(summary);
+      out[file] = std::move(summary);
       continue;
     }
-    if (file == deferred)
+    if (checked.contains(file))
       continue; // summarised by its check, from the same parse
-    std::vector<std::string> read;
-    clang::tooling::ClangTool tool(
-        database, {file}, std::make_shared<clang::PCHContainerOperations>(), makeLintFileSystem());
-    tool.setPrintErrorMessage(false);
-    // Only counted: errors are the check's to report, for the files it is asked to check.
-    clang::DiagnosticConsumer errors;
-    tool.setDiagnosticConsumer(&errors);
-    for (const clang::tooling::ArgumentsAdjuster &adjuster : options.adjusters)
-      tool.appendArgumentsAdjuster(adjuster);
-    SummaryActionFactory factory(config, summary, read);
-    tool.run(&factory);
-    ++stats.parsed;
-    if (errors.getNumErrors() > 0)
-      ++stats.notCompiling;
-    out.add(summary);
-    cache.store(file, std::move(read), summary);
+    out[file] = summariseFile(database, file, config, options, cache, stats);
   }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

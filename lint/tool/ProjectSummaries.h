@@ -11,8 +11,10 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,14 +64,21 @@ private:
 // The files a parse read, as Clang named them.
 std::vector<std::string> filesRead(const clang::SourceManager &sm);
 
-// Summarises `files` (source files of `database`) into `out`, from the cache where it can.
-// `deferred`, when not in the cache, is left for its check to summarise from the same parse (a
-// review of one changed file parses it once). Files that do not compile are summarised as far as
+// Summarises `files` (source files of `database`) into `out` (by absolute path), from the cache
+// where it can. A file of `checked` not in the cache is left for its check to summarise from the
+// same parse (a run parses such a file once). Files that do not compile are summarised as far as
 // they parsed; their errors are for the check of the file itself to report.
 void summariseProject(const clang::tooling::CompilationDatabase &database,
-                      const std::vector<std::string> &files, const std::string &deferred,
+                      const std::vector<std::string> &files, const std::set<std::string> &checked,
                       const LintConfig &config, const SummaryPassOptions &options,
-                      SummaryCache &cache, ProjectSummaries &out, SummaryPassStats &stats);
+                      SummaryCache &cache, std::map<std::string, FileSummary> &out,
+                      SummaryPassStats &stats);
+
+// Summarises one file from its own parse and stores it in the cache.
+FileSummary summariseFile(const clang::tooling::CompilationDatabase &database,
+                          const std::string &file, const LintConfig &config,
+                          const SummaryPassOptions &options, SummaryCache &cache,
+                          SummaryPassStats &stats);
 
 // The default cache: $XDG_CACHE_HOME/collcheck-lint, else ~/.cache/collcheck-lint.
 std::string defaultSummaryCache();

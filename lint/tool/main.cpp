@@ -27,6 +27,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -98,6 +101,10 @@ cl::opt<std::string> summaryCache(
 // For the tests of the crash containment: the walk of this function fails on purpose.
 cl::opt<std::string> debugFailIn("debug-fail-in", cl::desc("Fail the analysis of this function"),
                                  cl::value_desc("name"), cl::cat(category), cl::Hidden);
+
+// Why each file checked twice was: the first question whose answer changed.
+cl::opt<bool> debugRechecks("debug-rechecks", cl::desc("Say why a file is checked a second time"),
+                            cl::cat(category), cl::Hidden);
 
 int usageError(llvm::StringRef message) {
   message.consume_front("error: ");
@@ -290,13 +297,57 @@ int lintMain(int argc, const char **argv) {
   options.color = llvm::WithColor(*options.out).colorsEnabled();
   options.allowCompileErrors = allowCompileErrors;
   CompileErrorCollector errors;
-  LintResults results;
   CudaSetup cuda = chooseCudaSetup(cudaPath, cudaFallback);
   std::vector<tooling::ArgumentsAdjuster> adjusters{makeLintAdjuster(cuda, resourceDir)};
   if (!extraArgs.empty())
     adjusters.push_back(tooling::getInsertArgumentAdjuster(
         tooling::CommandLineArguments(extraArgs.begin(), extraArgs.end()),
         tooling::ArgumentInsertPosition::END));
+
+  // One check of a file: what it printed and found, kept apart so that a second check of the file
+  // replaces them, and what it asked of the project's summaries.
+  struct FileCheck {
+    std::string text;
+    LintResults results;
+    ProjectLookups lookups;
+    bool analysed = false;
+  };
+  std::vector<FileCheck> checks(runnable.size());
+  std::map<std::string, unsigned> parses; // of each file parsed, by absolute path
+  auto check = [&](size_t index, const LintOptions &checkOptions) {
+    const std::string &file = runnable[index];
+    FileCheck &result = checks[index];
+    result.text.clear();
+    result.results = LintResults();
+    llvm::raw_string_ostream text(result.text);
+    text.enable_colors(checkOptions.color);
+    LintOptions here = checkOptions;
+    here.out = &text;
+    // One tool per file, so that a file that cannot be parsed is known by name.
+    tooling::ClangTool tool(*database, {file}, std::make_shared<clang::PCHContainerOperations>(),
+                            makeLintFileSystem());
+    tool.setPrintErrorMessage(false);
+    tool.setDiagnosticConsumer(&errors);
+    for (const tooling::ArgumentsAdjuster &adjuster : adjusters)
+      tool.appendArgumentsAdjuster(adjuster);
+    auto factory = makeLintActionFactory(here, errors, result.results);
+    int status = tool.run(factory.get());
+    ++parses[absolutePath(file)];
+    result.analysed = result.results.analyzedFiles.contains(absolutePath(file));
+    if (result.results.notCompiling.contains(absolutePath(file))) {
+      couldNotRun = true;
+    } else if (!result.analysed) {
+      couldNotRun = true;
+      llvm::errs() << "collcheck-lint: error: " << file << ": could not be analysed";
+      if (status == 2)
+        llvm::errs() << " (no compile command for it; check -p or give flags after --)";
+      llvm::errs() << "\n";
+      for (const CompileErrorCollector::Error &e : errors.take())
+        llvm::errs() << "  " << e.message << "\n";
+      result.results.notifications.push_back(
+          {"error", file + ": could not be analysed", ReportedLocation{absolutePath(file)}});
+    }
+  };
 
   // First what every function of the project does, so that a call into another file is a call
   // of a known function (a reducer wrapper, a rank query, a local mean's source).
@@ -314,8 +365,13 @@ int lintMain(int argc, const char **argv) {
     summaries.extend(config);
     config.project = &summaries;
   };
+  std::vector<std::string> project;           // in the order its summaries are added
+  std::map<std::string, FileSummary> byFile;  // the summaries known, by absolute path
+  std::set<std::string> withCheck;            // files summarised from their checks' parses
+  std::vector<size_t> order(runnable.size()); // of the checks
+  std::iota(order.begin(), order.end(), 0);
+  SummaryPassStats stats;
   if (!noSummaries) {
-    std::vector<std::string> project;
     std::set<std::string> seen;
     auto addFile = [&](const std::string &file) {
       std::string absolute = absolutePath(file);
@@ -330,60 +386,112 @@ int lintMain(int argc, const char **argv) {
     // One translation unit alone sees every function it defines: nothing to summarise.
     if (project.size() < 2)
       project.clear();
-    // A file to check whose summary is not in the cache (one just changed) is summarised from
-    // its check's parse: it is checked first, so that the others see its new summary.
-    std::string deferred;
-    for (auto it = runnable.begin(); it != runnable.end() && !project.empty(); ++it) {
-      FileSummary cached;
-      if (!cache.lookup(absolutePath(*it), cached)) {
-        deferred = absolutePath(*it);
-        std::rotate(runnable.begin(), it, std::next(it));
-        break;
-      }
-    }
-    SummaryPassStats stats;
-    summariseProject(*database, project, deferred, baseConfig, pass, cache, summaries, stats);
+    // A file to check whose summary is not in the cache (one just changed, or every file of a
+    // first run) is summarised from its check's parse: the files not checked are summarised
+    // first, then these are checked first, in order, so that the others see their summaries.
+    std::set<std::string> checked;
+    if (!project.empty())
+      for (const std::string &file : runnable)
+        checked.insert(absolutePath(file));
+    summariseProject(*database, project, checked, baseConfig, pass, cache, byFile, stats);
+    for (const std::string &file : project)
+      if (checked.contains(file) && !byFile.contains(file) &&
+          !database->getCompileCommands(file).empty())
+        withCheck.insert(file);
+    for (const std::string &file : project)
+      if (auto it = byFile.find(file); it != byFile.end())
+        summaries.add(it->second);
     useSummaries();
-    if (!deferred.empty()) {
-      options.summariseFile = deferred;
-      options.summaryConfig = &baseConfig;
-      options.summarised = [&, deferred](std::vector<std::string> read,
-                                         const FileSummary &summary) {
-        cache.store(deferred, std::move(read), summary);
-        summaries.add(summary);
-        useSummaries();
-      };
-    }
-    if (!quiet && stats.files > 1)
-      llvm::errs() << "collcheck-lint: summarised " << stats.files << " files (" << stats.fromCache
-                   << " from the cache" << (deferred.empty() ? "" : ", 1 with its check") << ") in "
-                   << llvm::format("%.1f", stats.seconds) << " s\n";
+    std::stable_partition(order.begin(), order.end(),
+                          [&](size_t i) { return withCheck.contains(absolutePath(runnable[i])); });
   }
 
-  for (const std::string &file : runnable) {
-    // One tool per file, so that a file that cannot be parsed is known by name.
-    tooling::ClangTool tool(*database, {file}, std::make_shared<clang::PCHContainerOperations>(),
-                            makeLintFileSystem());
-    tool.setPrintErrorMessage(false);
-    tool.setDiagnosticConsumer(&errors);
-    for (const tooling::ArgumentsAdjuster &adjuster : adjusters)
-      tool.appendArgumentsAdjuster(adjuster);
-    auto factory = makeLintActionFactory(options, errors, results);
-    int status = tool.run(factory.get());
-    if (results.notCompiling.contains(absolutePath(file))) {
-      couldNotRun = true;
-    } else if (!results.analyzedFiles.contains(absolutePath(file))) {
-      couldNotRun = true;
-      llvm::errs() << "collcheck-lint: error: " << file << ": could not be analysed";
-      if (status == 2)
-        llvm::errs() << " (no compile command for it; check -p or give flags after --)";
-      llvm::errs() << "\n";
-      for (const CompileErrorCollector::Error &e : errors.take())
-        llvm::errs() << "  " << e.message << "\n";
-      results.notifications.push_back(
-          {"error", file + ": could not be analysed", ReportedLocation{absolutePath(file)}});
+  size_t fromChecks = 0, separately = 0;
+  for (size_t index : order) {
+    std::string file = absolutePath(runnable[index]);
+    const bool summarise = withCheck.contains(file) && !byFile.contains(file);
+    LintOptions first = options;
+    first.config = &config;
+    auto known = [&](const FileSummary &summary) {
+      byFile[file] = summary;
+      summaries.add(summary);
+      useSummaries();
+    };
+    if (summarise) {
+      first.summariseFile = file;
+      first.summaryConfig = &baseConfig;
+      first.summarised = [&](std::vector<std::string> read, const FileSummary &summary) {
+        cache.store(file, std::move(read), summary);
+        known(summary);
+        ++fromChecks;
+      };
+    }
+    summaries.recordInto(noSummaries ? nullptr : &checks[index].lookups);
+    check(index, first);
+    summaries.recordInto(nullptr);
+    // Not summarised by its check (a missing header, which the check skips): by a parse of its
+    // own, as the files not checked are.
+    if (summarise && !byFile.contains(file)) {
+      known(summariseFile(*database, file, baseConfig, pass, cache, stats));
+      ++parses[file];
+      ++separately;
     }
   }
+
+  // A file checked before some summary it asked for was known is checked again, with the summaries
+  // of the whole project added in the order a run with every summary known adds them.
+  ProjectSummaries whole;
+  LintConfig wholeConfig = baseConfig;
+  if (!withCheck.empty()) {
+    for (const std::string &file : project)
+      if (auto it = byFile.find(file); it != byFile.end())
+        whole.add(it->second);
+    whole.extend(wholeConfig);
+    wholeConfig.project = &whole;
+    LintOptions again = options;
+    again.config = &wholeConfig;
+    for (size_t index : order) {
+      if (!checks[index].analysed)
+        continue;
+      std::string changed = checks[index].lookups.firstChanged(whole, wholeConfig);
+      if (changed.empty())
+        continue;
+      if (debugRechecks)
+        llvm::errs() << "collcheck-lint: " << runnable[index] << " is checked again: its answer to "
+                     << changed << " changed\n";
+      check(index, again);
+    }
+  }
+  if (!quiet && stats.files > 1) {
+    // The files not checked that were summarised, each parsed once, and the files checked.
+    size_t once = stats.parsed - separately, twice = 0, more = 0;
+    for (const auto &[file, count] : parses)
+      ++(count == 1 ? once : count == 2 ? twice : more);
+    llvm::errs() << "collcheck-lint: summarised " << stats.files << " files (" << stats.fromCache
+                 << " from the cache";
+    if (fromChecks > 0)
+      llvm::errs() << ", " << fromChecks
+                   << (fromChecks == 1 ? " with its check" : " with their checks");
+    llvm::errs() << ") in " << llvm::format("%.1f", stats.seconds) << " s; parsed " << once
+                 << (once == 1 ? " file" : " files") << " once, " << twice << " twice";
+    if (more > 0)
+      llvm::errs() << ", " << more << " three times";
+    llvm::errs() << "\n";
+  }
+
+  // By file in the order given, whatever order they were checked in.
+  LintResults results;
+  for (FileCheck &c : checks) {
+    *options.out << c.text;
+    std::move(c.results.findings.begin(), c.results.findings.end(),
+              std::back_inserter(results.findings));
+    std::move(c.results.notifications.begin(), c.results.notifications.end(),
+              std::back_inserter(results.notifications));
+    results.analyzedFiles.insert(c.results.analyzedFiles.begin(), c.results.analyzedFiles.end());
+    results.notCompiling.insert(c.results.notCompiling.begin(), c.results.notCompiling.end());
+    results.functionsNotAnalysed += c.results.functionsNotAnalysed;
+  }
+  options.out->flush();
 
   if (!sarifPath.empty()) {
     SarifOptions sarif;

@@ -615,8 +615,10 @@ class WholeProject(unittest.TestCase):
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         self.assertEqual(len(self.expected()), 6)
         self.assertEqual(findings(result.stdout), self.expected(), result.stdout)
-        # train.cpp, not in the cache, is summarised from its check's own parse.
-        self.assertIn("summarised 3 files (0 from the cache, 1 with its check)", result.stderr)
+        # train.cpp, not in the cache, is summarised from its check's own parse: sync.cpp and
+        # loss.cpp are parsed once for their summaries, train.cpp once for its check.
+        self.assertIn("summarised 3 files (0 from the cache, 1 with its check) in ", result.stderr)
+        self.assertIn(" s; parsed 3 files once, 0 twice\n", result.stderr)
         # The wrapper is named with what it does and where it is defined.
         self.assertIn("by sync_mean with its MPI_Allreduce with MPI_SUM, then a division by the "
                       "communicator size (sync.cpp:6)", result.stdout)
@@ -629,13 +631,15 @@ class WholeProject(unittest.TestCase):
     def test_the_cache_follows_file_contents(self):
         self.assertEqual(self.run_lint().returncode, 1)
         again = self.run_lint()
-        self.assertIn("summarised 3 files (3 from the cache)", again.stderr)
+        self.assertIn("summarised 3 files (3 from the cache) in ", again.stderr)
+        self.assertIn(" s; parsed 1 file once, 0 twice\n", again.stderr)
         self.assertEqual(findings(again.stdout), self.expected(), again.stdout)
         # sync_mean no longer divides: a sum of local means is no finding where it is called.
         sync = self.src / "sync.cpp"
         sync.write_text(sync.read_text().replace("return total / size;", "return total;"))
         changed = self.run_lint()
-        self.assertIn("summarised 3 files (2 from the cache)", changed.stderr)
+        self.assertIn("summarised 3 files (2 from the cache) in ", changed.stderr)
+        self.assertIn(" s; parsed 2 files once, 0 twice\n", changed.stderr)
         self.assertEqual(findings(changed.stdout),
                          [f for f in self.expected() if f[0] not in self.sync_mean_lines()],
                          changed.stdout)
@@ -643,11 +647,61 @@ class WholeProject(unittest.TestCase):
         header = self.src / "sync.h"
         header.write_text(header.read_text() + "\n// changed\n")
         after = self.run_lint()
-        self.assertIn("summarised 3 files (0 from the cache, 1 with its check)", after.stderr)
+        self.assertIn("summarised 3 files (0 from the cache, 1 with its check) in ", after.stderr)
+        self.assertIn(" s; parsed 3 files once, 0 twice\n", after.stderr)
         self.assertEqual(findings(after.stdout),
                          [f for f in self.expected() if f[0] not in self.sync_mean_lines()])
         # The check of train.cpp stored its summary: nothing is parsed twice next time.
         self.assertIn("summarised 3 files (3 from the cache)", self.run_lint().stderr)
+
+    def check_all(self, *names, cache="none"):
+        files = [self.src / n for n in names if n.endswith(".cpp")]
+        options = [n for n in names if n.startswith("--")]
+        return lint("-p", self.build, "--summary-cache", cache, *options, *files, flags=False,
+                    cwd=self.root)
+
+    def findings_by_file(self, stdout):
+        return sorted((pathlib.Path(m.group(1)).name, int(m.group(2)), m.group(5))
+                      for m in DIAGNOSTIC.finditer(stdout))
+
+    def test_a_file_checked_before_its_callees_is_checked_again(self):
+        # Cold, every file checked: train.cpp first, before sync.cpp and loss.cpp are summarised,
+        # so its calls into them are unknown at its first check; it is parsed a second time, with
+        # every summary, and that check's findings replace the first's.
+        result = self.check_all("train.cpp", "sync.cpp", "loss.cpp", "--debug-rechecks")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        # Said with the first question whose answer the files checked after it changed.
+        self.assertRegex(result.stderr, r"train\.cpp is checked again: its answer to "
+                                        r"(function|overrides|storage|table) \S+ changed")
+        self.assertNotIn("sync.cpp is checked again", result.stderr)
+        self.assertNotIn("loss.cpp is checked again", result.stderr)
+        self.assertIn("summarised 3 files (0 from the cache, 3 with their checks) in ",
+                      result.stderr)
+        self.assertIn(" s; parsed 2 files once, 1 twice\n", result.stderr)
+        self.assertEqual([(line, rule) for name, line, rule in self.findings_by_file(result.stdout)
+                          if name == "train.cpp"], self.expected(), result.stdout)
+        # By file in the order given.
+        order = [pathlib.Path(m.group(1)).name for m in DIAGNOSTIC.finditer(result.stdout)]
+        self.assertEqual(order, sorted(order, key=["train.cpp", "sync.cpp", "loss.cpp"].index))
+        # The same findings as one file at a time with every other file summarised.
+        alone = sorted(f for name in ("train.cpp", "sync.cpp", "loss.cpp")
+                       for f in self.findings_by_file(self.check_all(name).stdout))
+        self.assertEqual(self.findings_by_file(result.stdout), alone)
+
+    def test_callees_checked_first_need_no_second_parse(self):
+        result = self.check_all("sync.cpp", "loss.cpp", "train.cpp")
+        self.assertIn("summarised 3 files (0 from the cache, 3 with their checks) in ",
+                      result.stderr)
+        self.assertIn(" s; parsed 3 files once, 0 twice\n", result.stderr)
+        self.assertEqual([(line, rule) for name, line, rule in self.findings_by_file(result.stdout)
+                          if name == "train.cpp"], self.expected(), result.stdout)
+        # With the cache: the first run stores every summary, the next parses each file once.
+        self.check_all("train.cpp", "sync.cpp", "loss.cpp", cache=self.cache)
+        warm = self.check_all("train.cpp", "sync.cpp", "loss.cpp", cache=self.cache)
+        self.assertIn("summarised 3 files (3 from the cache) in ", warm.stderr)
+        self.assertIn(" s; parsed 3 files once, 0 twice\n", warm.stderr)
+        self.assertEqual(self.findings_by_file(warm.stdout),
+                         self.findings_by_file(result.stdout))
 
     def test_no_cache(self):
         result = lint("-p", self.build, "--summary-cache", "none", self.src / "train.cpp",

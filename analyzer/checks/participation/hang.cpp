@@ -6,6 +6,7 @@
 #include "analyzer/model/signature.h"
 
 #include <map>
+#include <optional>
 
 namespace collcheck::analyzer {
 namespace {
@@ -55,8 +56,9 @@ public:
     std::string why; // the rule of the first rejected argument
     const format::Record *call = nullptr;
     // After a crash outside any call, the others were stopped by the launcher, not stuck:
-    // rank-ended-unfinished reports them.
-    const bool tornDown = crashedOutsideCalls(ctx.job);
+    // rank-ended-unfinished reports them. Asked only where a rank is left inside a call, since
+    // it reads every process.
+    std::optional<bool> tornDown;
     for (size_t r = 0; r < e.lastCall.size(); ++r) {
       const format::Record *last = e.lastCall[r];
       int file = r < e.comm.fileOf.size() ? e.comm.fileOf[r] : -1;
@@ -69,7 +71,9 @@ public:
       }
       if (p.finished || p.cut)
         continue;
-      if (tornDown)
+      if (!tornDown)
+        tornDown = crashedOutsideCalls(ctx.job);
+      if (*tornDown)
         continue; // stopped by the launcher (a recorded SIGTERM, or no record: SIGKILL)
       // An argument MPI rejects: by default the error handler aborts the job in this call.
       if (hasNegativeCount(*last) || hasInvalidDatatype(*last) || hasInvalidRoot(*last, e.comm)) {

@@ -14,9 +14,18 @@ llvm::StringRef shortName(llvm::StringRef name) {
   return colon == llvm::StringRef::npos ? name : name.substr(colon + 2);
 }
 
+// `Network::GlobalSyncUpByMean` names the function in any enclosing namespace, as Clang's
+// `hasName` does (`LightGBM::Network::GlobalSyncUpByMean`); a leading `::` asks for the whole name.
+bool sameQualifiedName(llvm::StringRef qualified, llvm::StringRef specName) {
+  if (specName.consume_front("::"))
+    return qualified == specName;
+  return qualified == specName ||
+         (qualified.ends_with(specName) && qualified.drop_back(specName.size()).ends_with("::"));
+}
+
 bool matchesQualified(const clang::FunctionDecl *function, llvm::StringRef specName,
                       unsigned depth = 0) {
-  if (function->getQualifiedNameAsString() == specName)
+  if (sameQualifiedName(function->getQualifiedNameAsString(), specName))
     return true;
   // A call through a derived process group (ProcessGroupNCCL::allreduce) is still the reducer.
   if (const auto *method = llvm::dyn_cast<clang::CXXMethodDecl>(function); method && depth < 8)

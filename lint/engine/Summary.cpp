@@ -98,16 +98,18 @@ FunctionSummary joinOverriders(const std::string &name,
   FunctionSummary joined;
   joined.name = name;
   joined.params = overriders.front()->params;
-  bool allReturn = true, allEnd = true;
-  for (const FunctionSummary *f : overriders) {
-    allReturn = allReturn && f->returns.has_value();
+  bool allEnd = true;
+  for (const FunctionSummary *f : overriders)
     allEnd = allEnd && f->endsProcess;
-  }
-  if (allReturn) {
-    joined.returns = *overriders.front()->returns;
+  // An override summarised without a return returns a value of no known fact (a local statistic,
+  // a constant of unseen origin): the join keeps what the others return, less their uniformity.
+  for (const FunctionSummary *f : overriders)
+    if (f->returns)
+      joined.returns = joined.returns ? joinFacts(*joined.returns, *f->returns) : *f->returns;
+  if (joined.returns)
     for (const FunctionSummary *f : overriders)
-      joined.returns = joinFacts(*joined.returns, *f->returns);
-  }
+      if (!f->returns)
+        joined.returns = joinFacts(*joined.returns, ValueFacts{});
   joined.endsProcess = allEnd;
   // Collectives only when every override issues the same ones.
   joined.collectives = overriders.front()->collectives;

@@ -79,7 +79,8 @@ bool Value::sameFacts(const Value &o) const {
          rootOnly == o.rootOnly && countDerived == o.countDerived && nonZero == o.nonZero &&
          mask == o.mask && exactRank == o.exactRank && exactSize == o.exactSize &&
          subCommunicator == o.subCommunicator && status == o.status && guessed == o.guessed &&
-         powers == o.powers && constant == o.constant && op == o.op && opScalar == o.opScalar &&
+         integerCopy == o.integerCopy && powers == o.powers && constant == o.constant &&
+         op == o.op && opScalar == o.opScalar &&
          (pendingSum == nullptr) == (o.pendingSum == nullptr) && paramMask == o.paramMask &&
          lambda == o.lambda;
 }
@@ -103,6 +104,7 @@ Value join(const Value &a, const Value &b) {
   r.exactSize = a.exactSize && b.exactSize;
   r.subCommunicator = a.subCommunicator || b.subCommunicator;
   r.status = a.status || b.status;
+  r.integerCopy = a.integerCopy || b.integerCopy;
   r.powers = {joinPower(a.powers.local, b.powers.local),
               joinPower(a.powers.reduced, b.powers.reduced),
               joinPower(a.powers.commSize, b.powers.commSize)};

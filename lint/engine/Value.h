@@ -89,6 +89,9 @@ struct Value {
   // Its rank or count dependence rests on names only (a parameter named `rank` or `num_tokens`, the
   // size of a container named `batch`), not on data flow: no participation finding rests on it.
   bool guessed = false;
+  // A real that holds an integer of unseen origin (`double w = n;`): dividing by it forms a mean
+  // as dividing by the integer would (implicitCount), which the conversion must not hide.
+  bool integerCopy = false;
   CountPowers powers;
   std::optional<double> constant;
   ReduceOpKind op = ReduceOpKind::None; // the reduction op an op variable holds

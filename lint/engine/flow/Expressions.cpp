@@ -599,7 +599,7 @@ Value FlowAnalysis::Walker::compare(BinaryOperatorKind op, const Expr *lhs, cons
 // that says it is something else (a step number, a dimension).
 bool FlowAnalysis::Walker::implicitCount(const Expr *e, const Value &v) {
   if (!v.powers.isZero() || v.uniform || v.rankDerived || v.exactSize || v.mask ||
-      !integralUnderlying(e))
+      !(integralUnderlying(e) || v.integerCopy))
     return false;
   const NamedDecl *decl = coreDecl(e);
   if (!decl)
@@ -608,6 +608,14 @@ bool FlowAnalysis::Walker::implicitCount(const Expr *e, const Value &v) {
     if (loop->induction.contains(decl->getCanonicalDecl()))
       return false;
   return !(decl->getIdentifier() && matchesAny(nonCountNames_, decl->getName()));
+}
+
+Value FlowAnalysis::Walker::keepIntegerCopy(Value v, const Expr *source, QualType target) {
+  target = target.getNonReferenceType();
+  if (source && !target.isNull() && target->isRealFloatingType() && integralUnderlying(source) &&
+      implicitCount(source, v))
+    v.integerCopy = true;
+  return v;
 }
 
 bool FlowAnalysis::Walker::realContext(const Expr *whole) {
@@ -723,7 +731,7 @@ Value FlowAnalysis::Walker::assign(const Expr *lhs, const Expr *rhs, const Expr 
       return v;
     }
   if (const NamedDecl *decl = coreDecl(lhs); decl && hasType(lhs))
-    v = withNamedFacts(v, decl, lhs->getType());
+    v = withNamedFacts(keepIntegerCopy(v, rhs, lhs->getType()), decl, lhs->getType());
   writeAll(targets, v);
   return v;
 }

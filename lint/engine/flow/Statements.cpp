@@ -207,7 +207,7 @@ void FlowAnalysis::Walker::execVarDecl(const VarDecl *var) {
     return; // read through defaultFor
   if (initFields(var, init))
     return;
-  Value v = init ? eval(init) : Value{};
+  Value v = init ? keepIntegerCopy(eval(init), init, var->getType()) : Value{};
   v = withNamedFacts(v, var, var->getType());
   // A pointer to a record (`const Config *config = &run_config`) stands for the record it
   // points to, field by field as that record.

@@ -298,6 +298,9 @@ private:
   Value compare(BinaryOperatorKind op, const Expr *lhs, const Value &a, const Expr *rhs,
                 const Value &b);
   bool implicitCount(const Expr *e, const Value &v);
+  // `v`, stored from `source` into a variable of `target` type: marked when a real takes an
+  // integer that implicitCount would call a count.
+  Value keepIntegerCopy(Value v, const Expr *source, QualType target);
   static bool realContext(const Expr *whole);
   Value arith(BinaryOperatorKind op, const Expr *lhs, const Value &a, const Expr *rhs,
               const Value &b, const Expr *whole);

@@ -295,3 +295,38 @@ double tp_mpi_mean_over_classified_items(double loss_sum, int n_classified, MPI_
   allreduce_average(&mean, comm); // expect: uncompensated-mean
   return mean;
 }
+
+// The count reaches the division through a real: `double total = n` hides no count. With weights
+// the total is their sum, a local weight as much as a count is.
+struct Labels {
+  const float *label = nullptr;
+  const float *weight = nullptr;
+  int num_data = 0;
+};
+
+double tp_mpi_count_copied_into_a_real(const Labels &data, MPI_Comm comm) {
+  double sum = 0, total = 0;
+  if (data.weight != nullptr) {
+    for (int i = 0; i < data.num_data; ++i) {
+      sum += data.label[i] * data.weight[i];
+      total += data.weight[i];
+    }
+  } else {
+    total = static_cast<double>(data.num_data);
+    for (int i = 0; i < data.num_data; ++i)
+      sum += data.label[i];
+  }
+  double mean = sum / total;
+  allreduce_average(&mean, comm); // expect: uncompensated-mean
+  return mean;
+}
+
+double tn_mpi_copied_count_reduced_first(const Labels &data, MPI_Comm comm) {
+  double sum = 0;
+  double total = data.num_data;
+  for (int i = 0; i < data.num_data; ++i)
+    sum += data.label[i];
+  allreduce_sum(&sum, comm);
+  allreduce_sum(&total, comm);
+  return total > 0 ? sum / total : 0;
+}

@@ -15,3 +15,22 @@ float MaskedLoss::compute(const float *loss, const bool *valid, int n) const {
     }
   return sum / count;
 }
+
+// The (weighted) mean of this rank's labels.
+double SquaredError::start_score() const {
+  double sum = 0, total = 0;
+  if (weights_ != nullptr) {
+    for (int i = 0; i < num_items_; ++i) {
+      sum += labels_[i] * weights_[i];
+      total += weights_[i];
+    }
+  } else {
+    total = static_cast<double>(num_items_);
+    for (int i = 0; i < num_items_; ++i)
+      sum += labels_[i];
+  }
+  return sum / total;
+}
+
+// The median of this rank's labels (sorted by the caller).
+double AbsoluteError::start_score() const { return num_items_ > 0 ? labels_[num_items_ / 2] : 0; }

@@ -49,3 +49,31 @@ struct Nodes {
   int local_rank = 0;
   void init(MPI_Comm world);
 };
+
+// A model's starting score, as each objective computes it from this rank's labels: a base with a
+// body and overrides in loss.cpp, one of which returns a value of no known kind (a median).
+class Objective {
+public:
+  virtual ~Objective() = default;
+  void init(const float *labels, const float *weights, int num_items) {
+    labels_ = labels;
+    weights_ = weights;
+    num_items_ = num_items;
+  }
+  virtual double start_score() const { return 0; }
+
+protected:
+  const float *labels_ = nullptr;
+  const float *weights_ = nullptr;
+  int num_items_ = 0;
+};
+
+class SquaredError : public Objective {
+public:
+  double start_score() const override;
+};
+
+class AbsoluteError : public Objective {
+public:
+  double start_score() const override;
+};

@@ -63,3 +63,10 @@ void node_leaders_sum(Nodes &nodes, float *x) {
   if (nodes.local_rank == 0)
     MPI_Bcast(x, 1, MPI_FLOAT, 0, MPI_COMM_WORLD); // expect: collective-not-reached-by-all-ranks
 }
+
+// Whichever objective runs, a per-rank starting score averaged over the ranks: the squared
+// error's is a local mean.
+double start_score(const Objective *objective, MPI_Comm comm) {
+  double score = objective != nullptr ? objective->start_score() : 0;
+  return sync_mean(static_cast<float>(score), comm); // expect: uncompensated-mean
+}

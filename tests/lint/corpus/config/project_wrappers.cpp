@@ -11,6 +11,14 @@ namespace train {
 void allreduce_sum(float *value, int count);
 }
 int cluster_rank();
+namespace app {
+struct Net {
+  static double average(double value);
+};
+struct MyNet {
+  static double average(double value);
+};
+} // namespace app
 
 void tp_config_wrapper(float loss_sum, int n_valid) {
   float mean = loss_sum / n_valid;
@@ -36,4 +44,16 @@ double tn_config_disabled_rule(double total, long n, MPI_Comm comm) {
   long N = 0;
   MPI_Allreduce(&n, &N, 1, MPI_LONG, MPI_SUM, comm);
   return total / N; // unguarded-reduced-count-division is disabled in the config
+}
+
+// `Net::average` names the function in any enclosing namespace (`app::Net::average`), not a
+// class whose name only ends the same way.
+void tp_config_name_in_an_enclosing_namespace(float loss_sum, int n_valid) {
+  double mean = loss_sum / n_valid;
+  app::Net::average(mean); // expect: note:uncompensated-mean
+}
+
+void tn_config_name_of_another_class(float loss_sum, int n_valid) {
+  double mean = loss_sum / n_valid;
+  app::MyNet::average(mean);
 }

@@ -1,5 +1,7 @@
 #include "analyzer/checks/rule.h"
 
+#include "analyzer/checks/objective/objective_rule.h"
+
 #include "rules/catalogue.h"
 
 #include <csignal>
@@ -23,7 +25,6 @@ std::unique_ptr<TraceRule> makeInvalidCommunicatorRule();
 std::unique_ptr<TraceRule> makeNegativeCountRule();
 std::unique_ptr<TraceRule> makeInvalidRootRule();
 std::unique_ptr<TraceRule> makeInvalidDatatypeRule();
-std::unique_ptr<TraceRule> makeObjectiveChecks(); // analyzer/checks/objective
 
 std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
   std::vector<std::unique_ptr<TraceRule>> rules;
@@ -43,7 +44,14 @@ std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
   rules.push_back(makeNegativeCountRule());
   rules.push_back(makeInvalidRootRule());
   rules.push_back(makeInvalidDatatypeRule());
-  rules.push_back(makeObjectiveChecks());
+  // analyzer/checks/objective: judged on the weighed reductions of each window
+  rules.push_back(objective::makeUncompensatedMeanRule());
+  rules.push_back(objective::makeDoubleNormalizationRule());
+  rules.push_back(objective::makePartialWindowRule());
+  rules.push_back(objective::makeZeroCountSkipRule());
+  rules.push_back(objective::makeZeroCountDivisionRule());
+  rules.push_back(objective::makeCountOnActiveRanksRule());
+  rules.push_back(objective::makeUnverifiedReductionRule());
   return rules;
 }
 

@@ -1,7 +1,9 @@
-// The interface between the matcher and the trace rules. The matcher turns the per-rank traces of
-// each communicator into events (one per matched position, per reorder, per call issued by some
-// ranks only, per point-to-point pair, per end of communicator); a rule judges events and writes
-// findings. Rules never read files and never see the merge; reporters never see events.
+// The one interface of the analyzer's rules. The matcher turns the per-rank traces of each
+// communicator into events (one per matched position, per reorder, per call issued by some ranks
+// only, per point-to-point pair, per end of communicator); at the job's end the objective checks
+// (analyzer/checks/objective) weigh the reductions of every window and hand each weighed
+// reduction to the rules. A rule judges the events it cares for and writes findings. Rules never
+// read files and never see the merge; reporters never see events.
 #pragma once
 
 #include "analyzer/load/trace_set.h"
@@ -16,6 +18,11 @@
 #include <vector>
 
 namespace collcheck::analyzer {
+
+namespace objective {
+struct GradientCheck;
+struct CountCheck;
+} // namespace objective
 
 // What one member of a communicator did at one matched position.
 enum class Presence : uint8_t {
@@ -148,9 +155,13 @@ public:
   virtual void onMeta(const MetaEvent &, RuleContext &) {}
   virtual void onCommunicatorEnd(const CommunicatorEnd &, RuleContext &) {}
   virtual void onJobEnd(RuleContext &) {}
+  // After every rule's onJobEnd, for each window: its gradient reductions and its count
+  // reductions, weighed (analyzer/checks/objective/weighing.h).
+  virtual void onGradientReduction(const objective::GradientCheck &, RuleContext &) {}
+  virtual void onCountReduction(const objective::CountCheck &, RuleContext &) {}
 };
 
-// Every trace rule of the analyzer, one instance each (rules keep per-job state).
+// Every rule of the analyzer, one instance each (rules keep per-job state).
 std::vector<std::unique_ptr<TraceRule>> makeTraceRules();
 
 } // namespace collcheck::analyzer

@@ -11,6 +11,7 @@ Judge::Judge(const JobView &job, bool participation)
 void Judge::collective(const CollectiveEvent &e) {
   for (auto &rule : rules_)
     rule->onCollective(e, context_);
+  objective_.collective(e);
   if (participation_)
     recorder_.collective(e);
 }
@@ -25,6 +26,7 @@ void Judge::reorder(const ReorderEvent &e) {
 void Judge::extra(const ExtraEvent &e) {
   for (auto &rule : rules_)
     rule->onExtra(e, context_);
+  objective_.extra(e);
   if (participation_)
     recorder_.extra(e);
 }
@@ -44,11 +46,13 @@ void Judge::pointToPoint(const PointToPointEvent &e) {
 void Judge::meta(const MetaEvent &e) {
   for (auto &rule : rules_)
     rule->onMeta(e, context_);
+  objective_.meta(e, job_);
 }
 
 void Judge::jobEnd() {
   for (auto &rule : rules_)
     rule->onJobEnd(context_);
+  objective_.jobEnd(rules_, context_);
 }
 
 namespace {

@@ -1,9 +1,11 @@
-// The judging half of an analysis: the trace rules, the finding collector and the participation
-// recorder, fed with the matcher's events. A single thread feeds it straight from its aligners;
-// an analysis split among threads feeds it with the events every share logged (event_log.h), so
-// the rules run once, over the whole job, in either mode.
+// The judging half of an analysis: the rules, the objective stage that weighs the windows'
+// reductions for them, the finding collector and the participation recorder, fed with the
+// matcher's events. A single thread feeds it straight from its aligners; an analysis split among
+// threads feeds it with the events every share logged (event_log.h), so the rules run once, over
+// the whole job, in either mode.
 #pragma once
 
+#include "analyzer/checks/objective/objective_checks.h"
 #include "analyzer/checks/rule.h"
 #include "analyzer/match/aligner.h"
 #include "analyzer/match/participation_recorder.h"
@@ -49,6 +51,7 @@ public:
 
 private:
   std::vector<std::unique_ptr<TraceRule>> rules_;
+  objective::ObjectiveChecks objective_;
   FindingCollector findings_;
   RuleContext context_;
   ParticipationRecorder recorder_;

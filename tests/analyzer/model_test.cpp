@@ -55,15 +55,23 @@ TEST(Model, DistinctFindingsAreBounded) {
   EXPECT_EQ(all.back().repeats, 95u);
 }
 
-TEST(Model, EveryParticipationRuleIsRegisteredAndHasACataloguePage) {
+// Participation and objective rules alike: one interface, one registry.
+TEST(Model, EveryAnalyzerRuleIsRegisteredAndHasACataloguePage) {
   std::vector<std::string> registered;
   for (const auto &rule : makeTraceRules())
     registered.emplace_back(rule->id());
-  for (const char *id :
-       {"missing-participant", "kind-mismatch", "count-mismatch", "datatype-mismatch",
-        "reduce-op-mismatch", "premulsum-scalar-mismatch", "root-mismatch", "collective-reorder",
-        "send-recv-mismatch", "hang", "incomplete-trace", "rank-ended-unfinished",
-        "invalid-communicator", "negative-count", "invalid-root", "invalid-datatype"}) {
+  for (const char *id : {"missing-participant",  "kind-mismatch",
+                         "count-mismatch",       "datatype-mismatch",
+                         "reduce-op-mismatch",   "premulsum-scalar-mismatch",
+                         "root-mismatch",        "collective-reorder",
+                         "send-recv-mismatch",   "hang",
+                         "incomplete-trace",     "rank-ended-unfinished",
+                         "invalid-communicator", "negative-count",
+                         "invalid-root",         "invalid-datatype",
+                         "uncompensated-mean",   "double-normalization",
+                         "partial-window",       "zero-count-skip",
+                         "zero-count-division",  "count-on-active-ranks",
+                         "unverified-reduction"}) {
     EXPECT_NE(std::find(registered.begin(), registered.end(), id), registered.end()) << id;
     const rules::Rule *page = rules::find(id);
     ASSERT_NE(page, nullptr) << id << " has no page in rules/pages";

@@ -6,7 +6,7 @@
 namespace collcheck::analyzer::objective {
 namespace {
 
-class CountOnActiveRanks final : public ObjectiveRule {
+class CountOnActiveRanks final : public TraceRule {
 public:
   std::string_view id() const override { return "count-on-active-ranks"; }
   void onCountReduction(const CountCheck &c, RuleContext &ctx) override {
@@ -61,7 +61,7 @@ public:
 
 } // namespace
 
-std::unique_ptr<ObjectiveRule> makeCountOnActiveRanksRule() {
+std::unique_ptr<TraceRule> makeCountOnActiveRanksRule() {
   return std::make_unique<CountOnActiveRanks>();
 }
 

@@ -6,7 +6,7 @@
 namespace collcheck::analyzer::objective {
 namespace {
 
-class DoubleNormalization final : public ObjectiveRule {
+class DoubleNormalization final : public TraceRule {
 public:
   std::string_view id() const override { return "double-normalization"; }
   void onGradientReduction(const GradientCheck &c, RuleContext &ctx) override {
@@ -39,7 +39,7 @@ public:
 
 } // namespace
 
-std::unique_ptr<ObjectiveRule> makeDoubleNormalizationRule() {
+std::unique_ptr<TraceRule> makeDoubleNormalizationRule() {
   return std::make_unique<DoubleNormalization>();
 }
 

@@ -1,6 +1,5 @@
-// The bridge between the analyzer's pipeline and the objective rules: a trace rule that records
-// the windows while the traces stream past (ledger.h) and, at the end of the job, sorts them
-// (windows.h), weighs every gradient reduction (weighing.h) and lets each objective rule judge.
+// The objective stage (objective_checks.h) and the wording the objective rules share.
+#include "analyzer/checks/objective/objective_checks.h"
 #include "analyzer/checks/objective/objective_rule.h"
 
 #include "analyzer/checks/objective/numbers.h"
@@ -117,99 +116,67 @@ bool mayBeWeighed(const Ledger &ledger, const JobView &job) {
   return false;
 }
 
-std::vector<std::unique_ptr<ObjectiveRule>> makeObjectiveRules() {
-  std::vector<std::unique_ptr<ObjectiveRule>> rules;
-  rules.push_back(makeUncompensatedMeanRule());
-  rules.push_back(makeDoubleNormalizationRule());
-  rules.push_back(makePartialWindowRule());
-  rules.push_back(makeZeroCountSkipRule());
-  rules.push_back(makeZeroCountDivisionRule());
-  rules.push_back(makeCountOnActiveRanksRule());
-  rules.push_back(makeUnverifiedReductionRule());
-  return rules;
-}
-
-class ObjectiveChecks final : public TraceRule {
-public:
-  std::string_view id() const override { return "objective"; }
-  void onMeta(const MetaEvent &e, RuleContext &ctx) override {
-    ledger_.meta(e.file, e.record, ctx.job.traces().files.size());
-  }
-  void onCollective(const CollectiveEvent &e, RuleContext &) override { ledger_.collective(e); }
-  void onExtra(const ExtraEvent &e, RuleContext &) override { ledger_.extra(e); }
-  void onJobEnd(RuleContext &ctx) override {
-    ledger_.finish();
-    // A job of sums without annotations and without an integer count has nothing to judge or
-    // note (below): said before its reductions are sorted into windows, which with many
-    // communicators is millions of them (one per communicator and window).
-    if (!ledger_.hasAnnotations() && !mayBeWeighed(ledger_, ctx.job))
-      return;
-    std::vector<WindowReductions> windows = groupByWindow(ledger_, ctx.job);
-    // A job with neither annotations nor an integer count reduction carries nothing that says
-    // its float sums are gradients of a mean objective: they are not judged (docs/annotations.md;
-    // a float sum of whole numbers alone could be any metric).
-    bool counted = false;
-    for (const WindowReductions &w : windows)
-      for (const Reduction *count : w.counts)
-        counted =
-            counted || isIntegerType(static_cast<format::DataType>(count->reference.dataType));
-    const bool judged = ledger_.hasAnnotations() || counted;
-    bool anyMeanReducer = false;
-    for (const WindowReductions &w : windows)
-      for (const Reduction *g : w.gradients)
-        anyMeanReducer = anyMeanReducer || averagesOverRanks(g->reference);
-    if (!judged && !anyMeanReducer)
-      return; // nothing to judge and nothing to note: spare the weighing of every reduction
-    // Mean reducers (avg, PreMulSum) average per-rank values: exactly where unequal counts go
-    // wrong, so in a job that is not judged they are still weighed: over a float count reduction
-    // of unequal counts they get the warning of uncompensated-mean, and where nothing decides, the
-    // note that says why.
-    // The note that a gradient reduction could not be verified is for training jobs: those that
-    // say so (annotations) or reduce through a mean reducer, as data-parallel trainers do. An
-    // integer count beside sums alone is also what a molecular-dynamics code issues every step
-    // (an atom count, a few energies): its sums get no note about "the gradient all-reduce".
-    // The errors and warnings a count makes provable are given either way.
-    const bool training = ledger_.hasAnnotations() || anyMeanReducer;
-    std::vector<std::unique_ptr<ObjectiveRule>> rules;
-    if (judged) {
-      rules = makeObjectiveRules();
-      if (!training)
-        std::erase_if(rules, [](const std::unique_ptr<ObjectiveRule> &r) {
-          return r->id() == "unverified-reduction";
-        });
-    } else {
-      rules.push_back(makeUncompensatedMeanRule());
-      rules.push_back(makeUnverifiedReductionRule());
-    }
-    struct Dispatch final : WeighingVisitor {
-      std::vector<std::unique_ptr<ObjectiveRule>> &rules;
-      RuleContext &ctx;
-      bool judged;
-      Dispatch(std::vector<std::unique_ptr<ObjectiveRule>> &r, RuleContext &c, bool j)
-          : rules(r), ctx(c), judged(j) {}
-      void count(const CountCheck &c) override {
-        for (auto &rule : rules)
-          rule->onCountReduction(c, ctx);
-      }
-      void gradient(const GradientCheck &g) override {
-        if (!judged && !averagesOverRanks(g.reduction->reference))
-          return; // a sum in a job that is not judged
-        for (auto &rule : rules)
-          rule->onGradientReduction(g, ctx);
-      }
-    } dispatch(rules, ctx, judged);
-    weigh(windows, ledger_, dispatch);
-  }
-
-private:
-  Ledger ledger_;
-};
-
 } // namespace
-} // namespace objective
 
-std::unique_ptr<TraceRule> makeObjectiveChecks() {
-  return std::make_unique<objective::ObjectiveChecks>();
+void ObjectiveChecks::jobEnd(const std::vector<std::unique_ptr<TraceRule>> &rules,
+                             RuleContext &ctx) {
+  ledger_.finish();
+  // A job of sums without annotations and without an integer count has nothing to judge or
+  // note (below): said before its reductions are sorted into windows, which with many
+  // communicators is millions of them (one per communicator and window).
+  if (!ledger_.hasAnnotations() && !mayBeWeighed(ledger_, ctx.job))
+    return;
+  std::vector<WindowReductions> windows = groupByWindow(ledger_, ctx.job);
+  // A job with neither annotations nor an integer count reduction carries nothing that says
+  // its float sums are gradients of a mean objective: they are not judged (docs/annotations.md;
+  // a float sum of whole numbers alone could be any metric).
+  bool counted = false;
+  for (const WindowReductions &w : windows)
+    for (const Reduction *count : w.counts)
+      counted = counted || isIntegerType(static_cast<format::DataType>(count->reference.dataType));
+  const bool judged = ledger_.hasAnnotations() || counted;
+  bool anyMeanReducer = false;
+  for (const WindowReductions &w : windows)
+    for (const Reduction *g : w.gradients)
+      anyMeanReducer = anyMeanReducer || averagesOverRanks(g->reference);
+  if (!judged && !anyMeanReducer)
+    return; // nothing to judge and nothing to note: spare the weighing of every reduction
+  // Mean reducers (avg, PreMulSum) average per-rank values: exactly where unequal counts go
+  // wrong, so in a job that is not judged they are still weighed: over a float count reduction
+  // of unequal counts they get the warning of uncompensated-mean, and where nothing decides, the
+  // note that says why.
+  // The note that a gradient reduction could not be verified is for training jobs: those that
+  // say so (annotations) or reduce through a mean reducer, as data-parallel trainers do. An
+  // integer count beside sums alone is also what a molecular-dynamics code issues every step
+  // (an atom count, a few energies): its sums get no note about "the gradient all-reduce".
+  // The errors and warnings a count makes provable are given either way.
+  const bool training = ledger_.hasAnnotations() || anyMeanReducer;
+  std::vector<TraceRule *> applying;
+  for (const std::unique_ptr<TraceRule> &rule : rules) {
+    std::string_view id = rule->id();
+    if (judged ? training || id != "unverified-reduction"
+               : id == "uncompensated-mean" || id == "unverified-reduction")
+      applying.push_back(rule.get());
+  }
+  struct Dispatch final : WeighingVisitor {
+    const std::vector<TraceRule *> &rules;
+    RuleContext &ctx;
+    bool judged;
+    Dispatch(const std::vector<TraceRule *> &r, RuleContext &c, bool j)
+        : rules(r), ctx(c), judged(j) {}
+    void count(const CountCheck &c) override {
+      for (TraceRule *rule : rules)
+        rule->onCountReduction(c, ctx);
+    }
+    void gradient(const GradientCheck &g) override {
+      if (!judged && !averagesOverRanks(g.reduction->reference))
+        return; // a sum in a job that is not judged
+      for (TraceRule *rule : rules)
+        rule->onGradientReduction(g, ctx);
+    }
+  } dispatch(applying, ctx, judged);
+  weigh(windows, ledger_, dispatch);
 }
 
+} // namespace objective
 } // namespace collcheck::analyzer

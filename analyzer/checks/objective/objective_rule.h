@@ -1,6 +1,7 @@
-// The objective rules: each judges the weighing of the job's reductions (weighing.h) and writes
-// findings through the analyzer's RuleContext, like the trace rules. One rule, one file pair; the
-// shared algebra lives in weighing.cpp and its explanation in the rule pages.
+// The objective rules: each judges the weighing of the job's reductions (weighing.h) through the
+// hooks every rule has (onGradientReduction, onCountReduction) and writes findings like the other
+// rules. One rule, one file; the shared algebra lives in weighing.cpp and its explanation in the
+// rule pages.
 #pragma once
 
 #include "analyzer/checks/objective/weighing.h"
@@ -11,21 +12,13 @@
 
 namespace collcheck::analyzer::objective {
 
-class ObjectiveRule {
-public:
-  virtual ~ObjectiveRule() = default;
-  virtual std::string_view id() const = 0;
-  virtual void onGradientReduction(const GradientCheck &, RuleContext &) {}
-  virtual void onCountReduction(const CountCheck &, RuleContext &) {}
-};
-
-std::unique_ptr<ObjectiveRule> makeUncompensatedMeanRule();
-std::unique_ptr<ObjectiveRule> makeDoubleNormalizationRule();
-std::unique_ptr<ObjectiveRule> makePartialWindowRule();
-std::unique_ptr<ObjectiveRule> makeZeroCountSkipRule();
-std::unique_ptr<ObjectiveRule> makeZeroCountDivisionRule();
-std::unique_ptr<ObjectiveRule> makeCountOnActiveRanksRule();
-std::unique_ptr<ObjectiveRule> makeUnverifiedReductionRule();
+std::unique_ptr<TraceRule> makeUncompensatedMeanRule();
+std::unique_ptr<TraceRule> makeDoubleNormalizationRule();
+std::unique_ptr<TraceRule> makePartialWindowRule();
+std::unique_ptr<TraceRule> makeZeroCountSkipRule();
+std::unique_ptr<TraceRule> makeZeroCountDivisionRule();
+std::unique_ptr<TraceRule> makeCountOnActiveRanksRule();
+std::unique_ptr<TraceRule> makeUnverifiedReductionRule();
 
 // Shared wording of the findings.
 // "the gradient all-reduce" / "the 12 gradient reduce-scatters" of a check.
@@ -41,8 +34,3 @@ Finding findingAt(RuleContext &ctx, std::string_view ruleId, const Communicator 
                   const Reduction &at, const WindowReductions &window);
 
 } // namespace collcheck::analyzer::objective
-
-namespace collcheck::analyzer {
-// The trace rule that gathers the job's windows and runs the objective rules at its end.
-std::unique_ptr<TraceRule> makeObjectiveChecks();
-} // namespace collcheck::analyzer

@@ -6,7 +6,7 @@
 namespace collcheck::analyzer::objective {
 namespace {
 
-class PartialWindow final : public ObjectiveRule {
+class PartialWindow final : public TraceRule {
 public:
   std::string_view id() const override { return "partial-window"; }
   void onGradientReduction(const GradientCheck &c, RuleContext &ctx) override {
@@ -49,6 +49,6 @@ public:
 
 } // namespace
 
-std::unique_ptr<ObjectiveRule> makePartialWindowRule() { return std::make_unique<PartialWindow>(); }
+std::unique_ptr<TraceRule> makePartialWindowRule() { return std::make_unique<PartialWindow>(); }
 
 } // namespace collcheck::analyzer::objective

@@ -8,7 +8,7 @@ namespace {
 
 constexpr size_t kRankGroupsShown = 16;
 
-class UncompensatedMean final : public ObjectiveRule {
+class UncompensatedMean final : public TraceRule {
 public:
   std::string_view id() const override { return "uncompensated-mean"; }
   void onGradientReduction(const GradientCheck &c, RuleContext &ctx) override {
@@ -93,7 +93,7 @@ public:
 
 } // namespace
 
-std::unique_ptr<ObjectiveRule> makeUncompensatedMeanRule() {
+std::unique_ptr<TraceRule> makeUncompensatedMeanRule() {
   return std::make_unique<UncompensatedMean>();
 }
 

@@ -5,7 +5,7 @@
 namespace collcheck::analyzer::objective {
 namespace {
 
-class UnverifiedReduction final : public ObjectiveRule {
+class UnverifiedReduction final : public TraceRule {
 public:
   std::string_view id() const override { return "unverified-reduction"; }
   void onGradientReduction(const GradientCheck &c, RuleContext &ctx) override {
@@ -22,7 +22,7 @@ public:
 
 } // namespace
 
-std::unique_ptr<ObjectiveRule> makeUnverifiedReductionRule() {
+std::unique_ptr<TraceRule> makeUnverifiedReductionRule() {
   return std::make_unique<UnverifiedReduction>();
 }
 

@@ -8,7 +8,7 @@
 namespace collcheck::analyzer::objective {
 namespace {
 
-class ZeroCountDivision final : public ObjectiveRule {
+class ZeroCountDivision final : public TraceRule {
 public:
   std::string_view id() const override { return "zero-count-division"; }
   void onGradientReduction(const GradientCheck &c, RuleContext &ctx) override {
@@ -56,7 +56,7 @@ public:
 
 } // namespace
 
-std::unique_ptr<ObjectiveRule> makeZeroCountDivisionRule() {
+std::unique_ptr<TraceRule> makeZeroCountDivisionRule() {
   return std::make_unique<ZeroCountDivision>();
 }
 

@@ -11,7 +11,7 @@ bool didNotIssue(const RankTerm &t) {
          t.presence == Presence::NotReached;
 }
 
-class ZeroCountSkip final : public ObjectiveRule {
+class ZeroCountSkip final : public TraceRule {
 public:
   std::string_view id() const override { return "zero-count-skip"; }
   void onGradientReduction(const GradientCheck &c, RuleContext &ctx) override {
@@ -56,6 +56,6 @@ public:
 
 } // namespace
 
-std::unique_ptr<ObjectiveRule> makeZeroCountSkipRule() { return std::make_unique<ZeroCountSkip>(); }
+std::unique_ptr<TraceRule> makeZeroCountSkipRule() { return std::make_unique<ZeroCountSkip>(); }
 
 } // namespace collcheck::analyzer::objective

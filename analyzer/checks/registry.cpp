@@ -1,6 +1,7 @@
 #include "analyzer/checks/rule.h"
 
 #include "analyzer/checks/objective/objective_rule.h"
+#include "analyzer/checks/objective/reference_comparison.h"
 
 #include "rules/catalogue.h"
 
@@ -26,7 +27,7 @@ std::unique_ptr<TraceRule> makeNegativeCountRule();
 std::unique_ptr<TraceRule> makeInvalidRootRule();
 std::unique_ptr<TraceRule> makeInvalidDatatypeRule();
 
-std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
+std::vector<std::unique_ptr<TraceRule>> makeTraceRules(const objective::ReferenceRun *reference) {
   std::vector<std::unique_ptr<TraceRule>> rules;
   rules.push_back(makeMissingParticipantRule());
   rules.push_back(makeKindMismatchRule());
@@ -52,6 +53,8 @@ std::vector<std::unique_ptr<TraceRule>> makeTraceRules() {
   rules.push_back(objective::makeZeroCountDivisionRule());
   rules.push_back(objective::makeCountOnActiveRanksRule());
   rules.push_back(objective::makeUnverifiedReductionRule());
+  if (reference)
+    rules.push_back(objective::makeReferenceMismatchRule(*reference));
   return rules;
 }
 

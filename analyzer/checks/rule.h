@@ -22,6 +22,7 @@ namespace collcheck::analyzer {
 namespace objective {
 struct GradientCheck;
 struct CountCheck;
+struct ReferenceRun;
 } // namespace objective
 
 // What one member of a communicator did at one matched position.
@@ -136,6 +137,9 @@ public:
   RuleContext(FindingCollector &findings, const JobView &job) : findings(findings), job(job) {}
   FindingCollector &findings;
   const JobView &job;
+  // Why the job could not be judged as asked (a --reference run with nothing to compare): the
+  // analysis then ends with exit status 2, never "no findings".
+  std::vector<std::string> uncheckable;
   // A finding of `ruleId` at the reference call's position, severity from the catalogue.
   Finding make(std::string_view ruleId, const Communicator &comm, const format::Record &at) const;
   Finding make(std::string_view ruleId) const;
@@ -161,7 +165,9 @@ public:
   virtual void onCountReduction(const objective::CountCheck &, RuleContext &) {}
 };
 
-// Every rule of the analyzer, one instance each (rules keep per-job state).
-std::vector<std::unique_ptr<TraceRule>> makeTraceRules();
+// Every rule of the analyzer, one instance each (rules keep per-job state); reference-mismatch
+// where a reference run is given.
+std::vector<std::unique_ptr<TraceRule>>
+makeTraceRules(const objective::ReferenceRun *reference = nullptr);
 
 } // namespace collcheck::analyzer

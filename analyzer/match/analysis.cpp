@@ -90,7 +90,7 @@ public:
     if (range_) {
       events_ = &log_;
     } else {
-      judge_.emplace(*this, options.participation);
+      judge_.emplace(*this, options.participation, options.reference);
       events_ = &*judge_;
     }
     files_.resize(traces.files.size());
@@ -1004,6 +1004,7 @@ AnalysisResult Analysis::run() {
   result.problems = streamProblems_;
   result.findings = judge_->takeFindings(rankOf);
   result.pictures = judge_->takePictures(rankOf);
+  result.uncheckable = judge_->takeUncheckable();
   return result;
 }
 

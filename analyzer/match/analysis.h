@@ -20,6 +20,10 @@ namespace collcheck::analyzer {
 
 class TraceSet;
 
+namespace objective {
+struct ReferenceRun;
+} // namespace objective
+
 struct AnalysisOptions {
   size_t lookahead = 8;       // calls looked at ahead of a divergence, per rank
   size_t readChunk = 512;     // records read from one file before going to the next
@@ -33,6 +37,8 @@ struct AnalysisOptions {
   // trace; the fuzz target bounds it so that its inputs explore the logic, not that scaling.
   int64_t maxCommunicatorSize = 0;
   std::atomic<uint64_t> *recordsRead = nullptr; // progress: slots read, may be null
+  // `collcheck analyze --reference`: the run to compare with (rule reference-mismatch), or null.
+  const objective::ReferenceRun *reference = nullptr;
 };
 
 AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options);

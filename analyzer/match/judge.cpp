@@ -4,9 +4,9 @@
 
 namespace collcheck::analyzer {
 
-Judge::Judge(const JobView &job, bool participation)
-    : rules_(makeTraceRules()), context_(findings_, job), job_(job), participation_(participation) {
-}
+Judge::Judge(const JobView &job, bool participation, const objective::ReferenceRun *reference)
+    : rules_(makeTraceRules(reference)), context_(findings_, job), job_(job),
+      participation_(participation) {}
 
 void Judge::collective(const CollectiveEvent &e) {
   for (auto &rule : rules_)

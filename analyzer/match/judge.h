@@ -36,7 +36,7 @@ struct CommOrderKey {
 
 class Judge final : public JobEvents {
 public:
-  Judge(const JobView &job, bool participation);
+  Judge(const JobView &job, bool participation, const objective::ReferenceRun *reference = nullptr);
   void collective(const CollectiveEvent &e) override;
   void reorder(const ReorderEvent &e) override;
   void extra(const ExtraEvent &e) override;
@@ -48,6 +48,7 @@ public:
   // findings first) and first sequence number; pictures in communicator order.
   std::vector<Finding> takeFindings(const std::unordered_map<uint64_t, uint32_t> &order);
   std::vector<CommPicture> takePictures(const std::unordered_map<uint64_t, uint32_t> &order);
+  std::vector<std::string> takeUncheckable() { return std::move(context_.uncheckable); }
 
 private:
   std::vector<std::unique_ptr<TraceRule>> rules_;

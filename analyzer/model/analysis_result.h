@@ -9,6 +9,7 @@
 #include "analyzer/model/participation.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace collcheck::analyzer {
@@ -27,6 +28,8 @@ struct AnalysisResult {
   uint64_t recordsRead = 0;             // published records of known kinds
   std::vector<uint64_t> recordsPerFile; // the same, per TraceSet::files entry
   std::vector<InputProblem> problems;   // found while reading: damaged slots, sequence gaps, ...
+  // Why the job could not be judged as asked (RuleContext::uncheckable): exit status 2.
+  std::vector<std::string> uncheckable;
   uint64_t positions = 0;
 };
 

@@ -308,7 +308,7 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
       job.problems.push_back({traces.files[f].path, damage, false});
   }
 
-  Judge judge(job, options.participation);
+  Judge judge(job, options.participation, options.reference);
   CommLookup lookup = [&](uint64_t id) { return job.communicator(id); };
   for (size_t k = 0; k < shares.size(); ++k)
     if (!replayEvents(shares[k].events, lookup, judge)) {
@@ -342,6 +342,7 @@ bool mergeShares(const TraceSet &traces, const AnalysisOptions &options,
   out.problems = job.problems;
   out.findings = judge.takeFindings(rankOf);
   out.pictures = judge.takePictures(rankOf);
+  out.uncheckable = judge.takeUncheckable();
   return true;
 }
 

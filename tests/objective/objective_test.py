@@ -359,6 +359,17 @@ def suite_reference(job):
         assert not of(report, "reference-mismatch"), messages(report)
         assert not objective(report), messages(report)
 
+    def nothing_to_compare():
+        # A run traced with capture off has no values to compare: the job cannot be judged as
+        # asked, exit 2 with the reason, never "no findings".
+        trace_dir, _, _, _ = job.run("reference.run.uncaptured", 2, ["--backend", "mpi"],
+                                     {"COLLCHECK_CAPTURE": "0"})
+        status, output = job.text(trace_dir, ["--reference", seed_ref])
+        assert status == 2, (status, output)
+        assert "--reference " + seed_ref + ": no captured reduction results" in output, output
+
+    case("reference.nothing_to_compare_is_exit_2", nothing_to_compare)
+
     ref_dir = seed_ref
     backends = ["mpi"] + (["nccl"] if job.args.nccl else [])
     for backend in backends:

@@ -183,11 +183,17 @@ Difference compareWindow(const std::vector<GradientResult> *run,
   return d;
 }
 
-} // namespace
-
-bool compareWithReference(const TraceSet &run, const AnalysisResult &runResult,
-                          const TraceSet &reference, const std::string &referenceName,
-                          double tolerance, std::vector<Finding> &findings, std::string &error) {
+// Findings of the comparison (none when every window agrees). False with `error` set when nothing
+// could be compared.
+bool compare(const TraceSet &run, const JobView &job, const ReferenceRun &ref,
+             std::vector<Finding> &findings, std::string &error) {
+  const TraceSet &reference = *ref.traces;
+  const double tolerance = ref.tolerance;
+  const std::string &referenceName = ref.name;
+  if (reference.fatal) {
+    error = "cannot be analyzed as one run";
+    return false;
+  }
   if (reference.files.empty()) {
     error = referenceName + ": no usable trace file";
     return false;
@@ -233,9 +239,8 @@ bool compareWithReference(const TraceSet &run, const AnalysisResult &runResult,
     f.severity = rule ? rule->severity : Severity::Error;
     if (first.call) {
       f.commId = first.call->commId;
-      for (const CommSummary &c : runResult.communicators)
-        if (c.comm.id == f.commId)
-          f.commLabel = c.comm.label;
+      if (const Communicator *comm = job.communicator(f.commId))
+        f.commLabel = comm->label;
       f.hasPosition = true;
       f.firstSeq = f.lastSeq = first.call->seq();
     }
@@ -257,6 +262,31 @@ bool compareWithReference(const TraceSet &run, const AnalysisResult &runResult,
     return false;
   }
   return true;
+}
+
+class ReferenceMismatch final : public TraceRule {
+public:
+  explicit ReferenceMismatch(const ReferenceRun &reference) : reference_(reference) {}
+  std::string_view id() const override { return "reference-mismatch"; }
+  void onJobEnd(RuleContext &ctx) override {
+    std::vector<Finding> differences;
+    std::string error;
+    if (!compare(ctx.job.traces(), ctx.job, reference_, differences, error)) {
+      ctx.uncheckable.push_back("--reference " + reference_.name + ": " + error);
+      return;
+    }
+    for (Finding &f : differences)
+      ctx.findings.add(std::move(f), "reference");
+  }
+
+private:
+  ReferenceRun reference_;
+};
+
+} // namespace
+
+std::unique_ptr<TraceRule> makeReferenceMismatchRule(const ReferenceRun &reference) {
+  return std::make_unique<ReferenceMismatch>(reference);
 }
 
 } // namespace collcheck::analyzer::objective

@@ -6,21 +6,26 @@
 // as the mean it becomes. Count reductions are left out on both sides.
 #pragma once
 
+#include "analyzer/checks/rule.h"
 #include "analyzer/load/trace_set.h"
-#include "analyzer/model/analysis_result.h"
-#include "analyzer/model/finding.h"
 
+#include <memory>
 #include <string>
-#include <vector>
 
 namespace collcheck::analyzer::objective {
 
 inline constexpr double kDefaultReferenceTolerance = 1e-6;
 
-// Findings of the comparison (none when every window agrees). False with `error` set when nothing
-// could be compared (no captured results in one of the runs).
-bool compareWithReference(const TraceSet &run, const AnalysisResult &runResult,
-                          const TraceSet &reference, const std::string &referenceName,
-                          double tolerance, std::vector<Finding> &findings, std::string &error);
+// The reference run the rule compares with, opened by the caller for the whole analysis.
+struct ReferenceRun {
+  const TraceSet *traces = nullptr;
+  std::string name; // as the user gave it, for the messages
+  double tolerance = kDefaultReferenceTolerance;
+};
+
+// The rule reference-mismatch: at the job's end, the first window that differs, as a finding; when
+// nothing could be compared (no captured results in one of the runs), the job is uncheckable
+// (RuleContext::uncheckable), never "no findings".
+std::unique_ptr<TraceRule> makeReferenceMismatchRule(const ReferenceRun &reference);
 
 } // namespace collcheck::analyzer::objective

@@ -1,5 +1,6 @@
 #include "analyzer/checks/objective/numbers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -26,6 +27,10 @@ std::string formatWeight(double weight) {
     }
   }
   return formatValue(weight);
+}
+
+bool sameCount(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b));
 }
 
 } // namespace collcheck::analyzer::objective

@@ -10,5 +10,7 @@ namespace collcheck::analyzer::objective {
 std::string formatValue(double value);
 // "1/12" when the weight is the reciprocal of a whole number, else formatValue.
 std::string formatWeight(double weight);
+// Two counts carried as floating-point values are the same count (relative 1e-9).
+bool sameCount(double a, double b);
 
 } // namespace collcheck::analyzer::objective

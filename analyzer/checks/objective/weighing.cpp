@@ -18,10 +18,6 @@ bool sameWeight(double a, double b) {
 
 namespace {
 
-bool sameCount(double a, double b) {
-  return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b));
-}
-
 double inputOf(const Reduction &r, size_t rank, size_t element) {
   if (rank >= r.values.size() || !r.values[rank].hasInput(element))
     return kUnknown;

@@ -1,5 +1,7 @@
 #include "analyzer/checks/objective/windows.h"
 
+#include "analyzer/checks/objective/numbers.h"
+
 #include <cmath>
 #include <map>
 
@@ -9,10 +11,6 @@ namespace {
 
 bool countLike(double value) {
   return std::isfinite(value) && value >= 0 && value == std::floor(value);
-}
-
-bool sameCount(double a, double b) {
-  return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b));
 }
 
 // A float count reduction carries whole non-negative numbers on every rank.

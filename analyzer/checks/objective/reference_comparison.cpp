@@ -185,8 +185,9 @@ Difference compareWindow(const std::vector<GradientResult> *run,
 
 // Findings of the comparison (none when every window agrees). False with `error` set when nothing
 // could be compared.
-bool compare(const TraceSet &run, const JobView &job, const ReferenceRun &ref,
-             std::vector<Finding> &findings, std::string &error) {
+bool compare(const JobView &job, const ReferenceRun &ref, std::vector<Finding> &findings,
+             std::string &error) {
+  const TraceSet &run = job.traces();
   const TraceSet &reference = *ref.traces;
   const double tolerance = ref.tolerance;
   const std::string &referenceName = ref.name;
@@ -271,7 +272,7 @@ public:
   void onJobEnd(RuleContext &ctx) override {
     std::vector<Finding> differences;
     std::string error;
-    if (!compare(ctx.job.traces(), ctx.job, reference_, differences, error)) {
+    if (!compare(ctx.job, reference_, differences, error)) {
       ctx.uncheckable.push_back("--reference " + reference_.name + ": " + error);
       return;
     }

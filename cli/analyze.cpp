@@ -2,7 +2,6 @@
 // 0 clean, 1 findings at or above --fail-on, 2 unusable input or usage, or nothing to check (no
 // collective recorded).
 #include "analyzer/checks/objective/reference_comparison.h"
-#include "analyzer/load/descriptor_limit.h"
 #include "analyzer/load/trace_set.h"
 #include "analyzer/match/analysis.h"
 #include "analyzer/parallel/thread_split.h"
@@ -115,7 +114,9 @@ int analyzeMain(Args args) {
       ->check(CLI::Range(1u, 256u));
   app.add_option("--lookahead", lookahead, "calls looked at ahead of a divergence, per rank")
       ->check(CLI::Range(size_t{2}, size_t{64}));
-  app.add_option("--chunk", chunk, "records read from one file at a time (memory: ranks x chunk)")
+  app.add_option("--chunk", chunk,
+                 "records read from one file at a time (default 2048, fewer above 1,024 files, "
+                 "at least 512)")
       ->check(CLI::Range(size_t{16}, size_t{65536}));
   app.add_option("--partition", partition, "I/N: match only the communicators of part I of N");
   app.add_flag("-q,--quiet", quiet, "no text report (the exit status still tells)");
@@ -234,9 +235,8 @@ int analyzeMain(Args args) {
     bar.stop();
     return 2;
   }
-  // A descriptor per file for each thread's reading (match/chunk_reader.h), and room beside them
-  // for the cut search and the reports.
-  raiseDescriptorLimit(traces.files.size() * threads + 256);
+  if (app.count("--chunk") == 0)
+    options.readChunk = readChunkFor(traces.files.size());
   bar.phase("merging", &recordsRead, traces.totalSlots, "records");
   options.recordsRead = &recordsRead;
   // The reference run of rule reference-mismatch, opened for the whole analysis.

@@ -1,6 +1,5 @@
 #include "analyzer/match/analysis.h"
 
-#include "analyzer/load/slot_window.h"
 #include "analyzer/load/trace_set.h"
 #include "analyzer/match/aligner.h"
 #include "analyzer/match/chunk_reader.h"
@@ -106,14 +105,6 @@ public:
       p.cut = reader.summary().partialTail || reader.header().droppedRecords;
     }
     backlogLimit_ = options.backlogLimit;
-    // The chunks are copied with pread (match/chunk_reader.h), each file's into a buffer of its
-    // own; a file that cannot be opened again is read where it is mapped.
-    fds_.assign(traces.files.size(), -1);
-    for (size_t f = 0; f < traces.files.size(); ++f) {
-      fds_[f] = ::open(traces.files[f].path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fds_[f] >= 0)
-        posix_fadvise(fds_[f], 0, 0, POSIX_FADV_SEQUENTIAL);
-    }
     // A share's cuts follow one communicator: knowing it and all its members before the first
     // chunk lets the first positions be matched in place, as everywhere else. One file's creation
     // (the world's) or member list usually names them all; the other files' first pages are read
@@ -122,13 +113,11 @@ public:
       for (size_t f = 0, known = 0;
            f < traces.files.size() && !membersKnown(range_->alongComm, known); ++f)
         learnFromPrefix(static_cast<int>(f), range_->alongComm);
-    if (!traces.files.empty())
-      reader_ = std::make_unique<ChunkReader>(fds_, options.readChunk);
-  }
-  ~Analysis() override {
-    for (int fd : fds_)
-      if (fd >= 0)
-        close(fd);
+    std::vector<const format::Reader *> readers;
+    for (const TraceFile &file : traces.files)
+      readers.push_back(file.reader.get());
+    if (!readers.empty())
+      reader_ = std::make_unique<ChunkReader>(std::move(readers), options.readChunk);
   }
 
   AnalysisResult run();
@@ -328,7 +317,6 @@ private:
   std::vector<InputProblem> streamProblems_;
   size_t backlogLimit_;
   uint64_t recordsRead_ = 0;
-  std::vector<int> fds_;
   std::unique_ptr<ChunkReader> reader_;
 
 public:
@@ -825,9 +813,7 @@ void Analysis::settleUnknowns() {
 
 void Analysis::learnFromPrefix(int file, uint64_t commId) {
   FileState &fs = files_[static_cast<size_t>(file)];
-  // Read as the chunks are: copied where they are (fds_ open), else where the file is mapped.
-  SlotWindow slots(*traces_.files[static_cast<size_t>(file)].reader,
-                   SlotWindow::BorrowedFd{fds_[static_cast<size_t>(file)]});
+  const format::Reader &slots = *traces_.files[static_cast<size_t>(file)].reader;
   uint64_t begin = beginOf(file);
   if (fs.prefixNext >= begin)
     return;
@@ -840,7 +826,7 @@ void Analysis::learnFromPrefix(int file, uint64_t commId) {
   uint64_t stop = UINT64_MAX;
   for (uint64_t i = fs.prefixNext; i < begin && i < stop; ++i) {
     fs.prefixNext = i + 1;
-    const format::Record &r = slots[i];
+    const format::Record &r = slots.slot(i);
     if (format::classify(r) != format::SlotState::Published)
       continue;
     currentSlot_ = i;
@@ -1060,6 +1046,12 @@ RangeResult Analysis::runRange() {
 }
 
 } // namespace
+
+size_t readChunkFor(size_t files) {
+  constexpr size_t kBudget = size_t{128} << 20, kMost = 2048, kLeast = 512;
+  const size_t fit = kBudget / (std::max<size_t>(files, 1) * format::kRecordSize);
+  return std::clamp(fit, kLeast, kMost);
+}
 
 AnalysisResult analyze(const TraceSet &traces, const AnalysisOptions &options) {
   Analysis analysis(traces, options, nullptr);

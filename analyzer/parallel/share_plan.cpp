@@ -1,7 +1,5 @@
 #include "analyzer/parallel/share_plan.h"
 
-#include "analyzer/load/slot_window.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -20,11 +18,11 @@ bool isCallOn(const format::Record &r, uint64_t commId) {
 // The sequence number of the first call on `commId` at or after slot `i`; UINT64_MAX: none.
 // A file's end is preallocated, never-written slots: a long run of empty slots is taken for it
 // (a cut placed wrongly by this guess is found by the merge's check, never trusted).
-uint64_t nextSeqAt(SlotWindow &slots, uint64_t i, uint64_t commId) {
+uint64_t nextSeqAt(const format::Reader &slots, uint64_t i, uint64_t commId) {
   constexpr uint64_t kEmptyRunIsEnd = 256;
   uint64_t empty = 0;
-  for (uint64_t n = slots.count(); i < n && empty < kEmptyRunIsEnd; ++i) {
-    const format::Record &r = slots[i];
+  for (uint64_t n = slots.slotCount(); i < n && empty < kEmptyRunIsEnd; ++i) {
+    const format::Record &r = slots.slot(i);
     if (isCallOn(r, commId))
       return r.seq();
     empty = format::classify(r) == format::SlotState::Empty ? empty + 1 : 0;
@@ -32,14 +30,13 @@ uint64_t nextSeqAt(SlotWindow &slots, uint64_t i, uint64_t commId) {
   return UINT64_MAX;
 }
 
-// The first slot at which the calls on `commId` have sequence numbers `seq` or later. (Copied as
-// the analysis reads: a cut touches a page or two of each file, which at 4,096 files cost 0.06-0.15
-// s of CPU through the mapping on a machine whose mapped page costs 8 copied ones.)
-uint64_t cutSlot(SlotWindow &slots, uint64_t commId, uint64_t seq, uint64_t guess) {
-  uint64_t n = slots.count();
+// The first slot at which the calls on `commId` have sequence numbers `seq` or later: a page or two
+// of each file, read where it is mapped.
+uint64_t cutSlot(const format::Reader &slots, uint64_t commId, uint64_t seq, uint64_t guess) {
+  uint64_t n = slots.slotCount();
   // Files of one program have the same layout: the first file's cut is nearly always right.
-  if (guess > 0 && guess <= n && isCallOn(slots[guess - 1], commId) &&
-      slots[guess - 1].seq() < seq && nextSeqAt(slots, guess, commId) >= seq)
+  if (guess > 0 && guess <= n && isCallOn(slots.slot(guess - 1), commId) &&
+      slots.slot(guess - 1).seq() < seq && nextSeqAt(slots, guess, commId) >= seq)
     return guess;
   uint64_t lo = 0, hi = n;
   while (lo < hi) {
@@ -53,9 +50,9 @@ uint64_t cutSlot(SlotWindow &slots, uint64_t commId, uint64_t seq, uint64_t gues
 }
 
 // Slots up to the first file's last non-empty one.
-uint64_t usedSlots(SlotWindow &slots) {
-  uint64_t n = slots.count();
-  while (n > 0 && format::classify(slots[n - 1]) == format::SlotState::Empty)
+uint64_t usedSlots(const format::Reader &slots) {
+  uint64_t n = slots.slotCount();
+  while (n > 0 && format::classify(slots.slot(n - 1)) == format::SlotState::Empty)
     --n;
   return n;
 }
@@ -63,12 +60,12 @@ uint64_t usedSlots(SlotWindow &slots) {
 // In every file, the first slot at which the calls on `commId` have sequence numbers `seq` or
 // later (the first file's slot is the guess for the others: files of one program agree).
 std::vector<uint64_t> cutsAt(const TraceSet &traces, uint64_t commId, uint64_t seq) {
-  SlotWindow first(*traces.files[0].reader);
+  const format::Reader &first = *traces.files[0].reader;
   uint64_t guess = cutSlot(first, commId, seq, 0);
   std::vector<uint64_t> cuts(traces.files.size());
   cuts[0] = guess;
   for (size_t f = 1; f < traces.files.size(); ++f) {
-    SlotWindow slots(*traces.files[f].reader);
+    const format::Reader &slots = *traces.files[f].reader;
     cuts[f] = cutSlot(slots, commId, seq, guess);
   }
   return cuts;
@@ -86,8 +83,8 @@ std::vector<uint64_t> boundary(const TraceSet &traces, uint64_t commId, int k, i
     return cuts;
   // Equal byte ranges of the first file: an unfinished file's preallocated, never-written end is
   // read too, and costs nearly what records cost (the page-cache traffic dominates).
-  SlotWindow first(*traces.files[0].reader);
-  uint64_t slots = balance == Balance::Bytes ? first.count() : usedSlots(first);
+  const format::Reader &first = *traces.files[0].reader;
+  uint64_t slots = balance == Balance::Bytes ? first.slotCount() : usedSlots(first);
   uint64_t target = slots * static_cast<uint64_t>(k) / static_cast<uint64_t>(count);
   uint64_t seq = nextSeqAt(first, target, commId);
   if (seq == 0)
@@ -104,12 +101,12 @@ std::optional<uint64_t> cutCommunicator(const TraceSet &traces) {
     return std::nullopt;
   // Communicators are created at the start: the first file's first slots tell which span every
   // file and which of them carries the most calls.
-  SlotWindow first(*traces.files[0].reader);
+  const format::Reader &first = *traces.files[0].reader;
   constexpr uint64_t kLook = 8192;
   std::map<uint64_t, uint64_t> calls;
   std::map<uint64_t, bool> spansAll;
-  for (uint64_t i = 0; i < std::min(kLook, first.count()); ++i) {
-    const format::Record &r = first[i];
+  for (uint64_t i = 0; i < std::min(kLook, first.slotCount()); ++i) {
+    const format::Record &r = first.slot(i);
     if (format::classify(r) != format::SlotState::Published)
       continue;
     if (r.kind == static_cast<uint8_t>(Kind::CommCreate))
@@ -160,7 +157,7 @@ std::optional<std::vector<uint64_t>> cutAhead(const TraceSet &traces, uint64_t c
   const double given = (left - start) / 2;
   if (given < start / 2)
     return std::nullopt;
-  SlotWindow first(*traces.files[0].reader);
+  const format::Reader &first = *traces.files[0].reader;
   uint64_t seq = nextSeqAt(first, end[0] - static_cast<uint64_t>(given), commId);
   if (seq == 0 || seq == UINT64_MAX)
     return std::nullopt;

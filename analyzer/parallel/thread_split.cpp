@@ -120,7 +120,7 @@ bool analyzeInThreads(const TraceSet &traces, const AnalysisOptions &options, un
     return false;
   }
   auto t0 = Clock::now();
-  // Each thread reads its share with its own chunk buffers, as one thread reads the whole job.
+  // Each thread reads its share as one thread reads the whole job.
   const AnalysisOptions &shareOptions = options;
   // Starting a share costs about a round of reading.
   Handovers handovers(traces, *comm, options.readChunk, threads);

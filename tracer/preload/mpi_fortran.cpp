@@ -151,7 +151,7 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
     auto *ierr = static_cast<MPI_Fint *>(fortran[kErrorCode]);
     if (!real) [[unlikely]]
       return missingFortran(ierr);
-    CallScope scope;
+    MpiScope scope;
     Started started = scope.outermost() ? (setCaller(caller, frame),
                                            start(record, fortran, std::index_sequence_for<P...>{}))
                                         : Started{};
@@ -227,7 +227,7 @@ namespace format = collcheck::format;
   const auto real = resolved.get();                                                                \
   if (!real)                                                                                       \
     return missingFortran(ierr);                                                                   \
-  CallScope scope
+  MpiScope scope
 
 #define COLLCHECK_FORTRAN_INIT(symbol)                                                             \
   COLLCHECK_EXPORT void symbol(MPI_Fint *ierr) {                                                   \

@@ -16,6 +16,23 @@ using format::CommOrigin;
 using format::DataType;
 using format::ReduceOp;
 
+} // namespace
+
+std::atomic<int> mpiAbi{0};
+
+int detectMpiAbi() {
+  // Open MPI's world communicator is an object in its libmpi; no other MPI defines it.
+  const int abi = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world") ? 1 : 2;
+  int expected = 0;
+  if (mpiAbi.compare_exchange_strong(expected, abi) && abi == 2)
+    warn("this process's MPI library is not Open MPI (MPICH, Intel MPI, MVAPICH, ...), which "
+         "this build of the tracer does not know: its MPI calls are forwarded untouched and not "
+         "recorded (NCCL calls still are)");
+  return mpiAbi.load();
+}
+
+namespace {
+
 template <typename Handle> Handle predefined(const char *openMpiSymbol) {
   // Open MPI's predefined handles are addresses of objects in libmpi.
   return reinterpret_cast<Handle>(dlsym(RTLD_DEFAULT, openMpiSymbol));

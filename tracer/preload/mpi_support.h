@@ -33,6 +33,31 @@ MPI_Comm worldComm();
 MPI_Comm selfComm();
 MPI_Comm nullComm();
 
+// The wrappers are compiled against Open MPI's mpi.h: its handles are addresses of objects in
+// libmpi, MPICH's (and its derivatives') are integers, and its datatypes, operations and
+// communicators mean nothing to this code. In a process whose MPI is not Open MPI every MPI call is
+// forwarded untouched and nothing of MPI is recorded (a warning says so once): the application runs
+// as it does untraced. Decided at the first MPI call, when libmpi is loaded (also by dlopen).
+extern std::atomic<int> mpiAbi; // 0: not known yet, 1: Open MPI, 2: another MPI
+int detectMpiAbi();
+inline bool mpiTraceable() {
+  int abi = mpiAbi.load(std::memory_order_relaxed);
+  if (abi == 0) [[unlikely]]
+    abi = detectMpiAbi();
+  return abi == 1;
+}
+
+// CallScope for the MPI wrappers: the outermost call records only where the MPI is Open MPI.
+class MpiScope {
+public:
+  MpiScope() : outermost_(scope_.outermost() && mpiTraceable()) {}
+  bool outermost() const { return outermost_; }
+
+private:
+  CallScope scope_;
+  bool outermost_;
+};
+
 // A datatype as recorded: its DataType and, for a derived type, the aux value that describes it
 // (format/record.h, kFlagDerived; 0 for a named type).
 format::DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derived);

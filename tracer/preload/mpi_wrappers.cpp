@@ -313,7 +313,7 @@ namespace format = collcheck::format;
     const auto real = resolved.get();                                                              \
     if (!real) [[unlikely]]                                                                        \
       return missingReal(realName " not found; is this an MPI program?");                          \
-    CallScope scope;                                                                               \
+    MpiScope scope;                                                                                \
     Started started =                                                                              \
         scope.outermost()                                                                          \
             ? (setCaller(__builtin_return_address(0), COLLCHECK_CALLER_FRAME), record args)        \
@@ -360,7 +360,7 @@ COLLCHECK_EXPORT int MPI_Init(int *argc, char ***argv) {
   const auto real = resolved.get();
   if (!real)
     return missingReal("PMPI_Init not found");
-  CallScope scope;
+  MpiScope scope;
   Record *record = scope.outermost() ? startInit(-1) : nullptr;
   int rc = real(argc, argv);
   finishInit(record, scope.outermost(), rc == MPI_SUCCESS, MPI_THREAD_SINGLE);
@@ -372,7 +372,7 @@ COLLCHECK_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int 
   const auto real = resolved.get();
   if (!real)
     return missingReal("PMPI_Init_thread not found");
-  CallScope scope;
+  MpiScope scope;
   Record *record = scope.outermost() ? startInit(required) : nullptr;
   int rc = real(argc, argv, required, provided);
   finishInit(record, scope.outermost(), rc == MPI_SUCCESS, provided ? *provided : required);
@@ -384,7 +384,7 @@ COLLCHECK_EXPORT int MPI_Finalize(void) {
   const auto real = resolved.get();
   if (!real)
     return missingReal("PMPI_Finalize not found");
-  CallScope scope;
+  MpiScope scope;
   Record *record = scope.outermost() ? startFinalize() : nullptr;
   int rc = real();
   finishFinalize(record, scope.outermost(), rc == MPI_SUCCESS);
@@ -399,7 +399,7 @@ COLLCHECK_EXPORT int MPI_Finalize(void) {
     const auto real = resolved.get();                                                              \
     if (!real)                                                                                     \
       return missingReal("PMPI_" #name " not found");                                              \
-    CallScope scope;                                                                               \
+    MpiScope scope;                                                                                \
     int rc = real args;                                                                            \
     if (rc == MPI_SUCCESS && scope.outermost())                                                    \
       recordCreated(parent, created, format::CommOrigin::origin, color);                           \
@@ -425,7 +425,7 @@ COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int t
   const auto real = resolved.get();
   if (!real)
     return missingReal("PMPI_Comm_create_group not found");
-  CallScope scope;
+  MpiScope scope;
   int rc = real(comm, group, tag, newcomm);
   if (rc == MPI_SUCCESS && scope.outermost())
     recordCreatedFromGroup(comm, tag, *newcomm);
@@ -435,7 +435,7 @@ COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int t
 namespace {
 
 int releaseMpiComm(int (*real)(MPI_Comm *), MPI_Comm *comm, format::CommReleaseHow how) {
-  CallScope scope;
+  MpiScope scope;
   MPI_Comm handle = comm ? *comm : nullComm();
   if (scope.outermost())
     startRelease(handle, how);

@@ -6,11 +6,11 @@
 // s, 1.4 s of CPU against 1.9-2.2 s (docs/performance.md, *Analyzer*; bench/README.md).
 #pragma once
 
+#include "analyzer/load/page_release.h"
 #include "format/reader.h"
 #include "format/record.h"
 
 #include <memory>
-#include <sys/uio.h>
 #include <vector>
 
 namespace collcheck::analyzer {
@@ -30,27 +30,6 @@ void classifyChunk(const format::Record *records, uint64_t count, format::SlotSt
                    ChunkRun &run);
 // The run that starts `count` slots already classified (the rest of a chunk read in two parts).
 ChunkRun leadingRun(const format::Record *records, const format::SlotState *states, uint64_t count);
-
-// Gives mapped pages back (MADV_DONTNEED) in batches. A release must drop the pages from the TLB of
-// every core that runs a thread of the process: one range at a time, each range interrupts those
-// cores once (about 9 us a range here with a second thread running); one process_madvise call
-// releases up to 1,024 ranges with one flush. Where the kernel refuses it for MADV_DONTNEED (before
-// Linux 6.13), each range is released by madvise. A released page of a file's read-only mapping
-// reads back from the page cache when touched again: releasing never changes what is read.
-class PageReleaser {
-public:
-  PageReleaser() = default;
-  PageReleaser(const PageReleaser &) = delete;
-  PageReleaser &operator=(const PageReleaser &) = delete;
-  ~PageReleaser() { flush(); }
-  // Queues the whole pages of [first, first+count) slots of `reader` (a page partly outside stays:
-  // its other slots are still to be read); releases the queue once it is full.
-  void add(const format::Reader &reader, uint64_t first, uint64_t count);
-  void flush();
-
-private:
-  std::vector<iovec> pending_;
-};
 
 class ChunkReader {
 public:

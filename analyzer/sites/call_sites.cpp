@@ -1,13 +1,13 @@
 #include "analyzer/sites/call_sites.h"
 
+#include "analyzer/load/page_release.h"
+
 #include "format/sites.h"
 
 #include <algorithm>
 #include <atomic>
-#include <fcntl.h>
 #include <map>
 #include <thread>
-#include <unistd.h>
 #include <unordered_map>
 
 namespace collcheck::analyzer {
@@ -38,22 +38,14 @@ FileSites scanFile(const TraceFile &file, const Targets &targets, size_t wanted)
   format::SiteTableBuilder builder;
   std::vector<uint16_t> needed;
   size_t found = 0;
-  // Read with pread into a buffer, not through the file's mapping: through the mappings this pass
-  // took 0.40-0.56 s and 460 MiB against 0.09 s and 19-23 MiB (docs/performance.md, *Call sites*),
-  // where the merge, which reads each page once in order, is faster mapped.
-  int fd = open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return out;
+  // Read where the file is mapped, as the merge reads (match/chunk_reader.h), the pages given back
+  // behind the reading so that memory does not grow with the trace.
+  PageReleaser released;
   constexpr uint64_t kChunk = 4096;
-  std::vector<format::Record> buffer(kChunk);
   bool done = false;
   for (uint64_t first = 0; first < reader.slotCount() && !done; first += kChunk) {
-    uint64_t count = std::min(kChunk, reader.slotCount() - first);
-    ssize_t got = pread(fd, buffer.data(), count * sizeof(format::Record),
-                        static_cast<off_t>(format::kHeaderSize + first * sizeof(format::Record)));
-    if (got <= 0)
-      break;
-    count = static_cast<uint64_t>(got) / sizeof(format::Record);
+    const uint64_t count = std::min(kChunk, reader.slotCount() - first);
+    const format::Record *buffer = &reader.slot(first);
     for (uint64_t k = 0; k < count; ++k) {
       const format::Record &r = buffer[k];
       if (builder.add(r))
@@ -80,8 +72,8 @@ FileSites scanFile(const TraceFile &file, const Targets &targets, size_t wanted)
     done = found == wanted && std::all_of(needed.begin(), needed.end(), [&](uint16_t s) {
              return s == format::kNoSite || s == format::kSiteOverflow || builder.hasSite(s);
            });
+    released.add(reader, first, count);
   }
-  close(fd);
   out.table = builder.finish();
   return out;
 }

@@ -57,6 +57,26 @@ MPI_Comm cComm(const void *fortran) {
 
 bool succeeded(const MPI_Fint *ierr) { return !ierr || *ierr == MPI_SUCCESS; }
 
+// The scope of a Fortran wrapper. MPICH's Fortran bindings call its internals, not the C
+// functions these wrappers' MPICH build takes over, and a Fortran handle means nothing to this
+// build: under MPICH the Fortran calls are forwarded untouched and not recorded, which is said
+// once.
+class FortranScope {
+public:
+  FortranScope() {
+    if (!scope_.outermost() && currentMpiAbi() == MpiAbi::Mpich) [[unlikely]] {
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true))
+        warn("MPI's Fortran bindings are not recorded under MPICH (its C calls are): this "
+             "process's Fortran MPI calls are forwarded untouched");
+    }
+  }
+  bool outermost() const { return scope_.outermost(); }
+
+private:
+  MpiScope scope_;
+};
+
 void missingFortran(MPI_Fint *ierr) {
   warn("a Fortran MPI entry point was not found in the MPI library");
   if (ierr)
@@ -151,7 +171,7 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
     auto *ierr = static_cast<MPI_Fint *>(fortran[kErrorCode]);
     if (!real) [[unlikely]]
       return missingFortran(ierr);
-    MpiScope scope;
+    FortranScope scope;
     Started started = scope.outermost() ? (setCaller(caller, frame),
                                            start(record, fortran, std::index_sequence_for<P...>{}))
                                         : Started{};
@@ -227,7 +247,7 @@ namespace format = collcheck::format;
   const auto real = resolved.get();                                                                \
   if (!real)                                                                                       \
     return missingFortran(ierr);                                                                   \
-  MpiScope scope
+  FortranScope scope
 
 #define COLLCHECK_FORTRAN_INIT(symbol)                                                             \
   COLLCHECK_EXPORT void symbol(MPI_Fint *ierr) {                                                   \
@@ -299,7 +319,8 @@ COLLCHECK_FORTRAN_NAMES(COLLCHECK_FORTRAN_CREATE_GROUP, comm_create_group)
 #define COLLCHECK_FORTRAN_RELEASE(symbol, how)                                                     \
   COLLCHECK_EXPORT void symbol(MPI_Fint *comm, MPI_Fint *ierr) {                                   \
     COLLCHECK_FORTRAN_REAL(symbol, (MPI_Fint *, MPI_Fint *));                                      \
-    MPI_Comm handle = cComm(comm);                                                                 \
+    /* Converted only where recorded: MPICH has no PMPI_Comm_f2c (its handles need none). */       \
+    MPI_Comm handle = scope.outermost() ? cComm(comm) : MPI_Comm{};                                \
     if (scope.outermost())                                                                         \
       startRelease(handle, format::CommReleaseHow::how);                                           \
     real(comm, ierr);                                                                              \
@@ -315,10 +336,15 @@ COLLCHECK_FORTRAN_NAMES(COLLCHECK_FORTRAN_DISCONNECT, comm_disconnect)
 #define COLLCHECK_FORTRAN_FORGET(symbol, Handle, f2c, forget)                                      \
   COLLCHECK_EXPORT void symbol(MPI_Fint *handle, MPI_Fint *ierr) {                                 \
     COLLCHECK_FORTRAN_REAL(symbol, (MPI_Fint *, MPI_Fint *));                                      \
-    Handle c = COLLCHECK_PMPI(f2c)(*handle);                                                       \
-    forget(c);                                                                                     \
+    /* Under an MPI whose calls are not recorded there is nothing to forget (and, under MPICH, */  \
+    /* no PMPI_*_f2c to convert with). */                                                          \
+    const bool known = mpiTraceable();                                                             \
+    Handle c = known ? COLLCHECK_PMPI(f2c)(*handle) : Handle{};                                    \
+    if (known)                                                                                     \
+      forget(c);                                                                                   \
     real(handle, ierr);                                                                            \
-    forget(c);                                                                                     \
+    if (known)                                                                                     \
+      forget(c);                                                                                   \
   }
 #define COLLCHECK_FORTRAN_TYPE_FREE(symbol)                                                        \
   COLLCHECK_FORTRAN_FORGET(symbol, MPI_Datatype, MPI_Type_f2c, forgetType)

@@ -8,7 +8,7 @@
 #include "tracer/preload/capture.h"
 #include "tracer/preload/mpi_support.h"
 
-namespace collcheck::tracer::mpi {
+namespace collcheck::tracer::COLLCHECK_MPI_NS {
 
 // What a wrapper started before the real call.
 struct Started {
@@ -38,4 +38,4 @@ inline void finish(const Started &started, bool failed) {
 #include "tracer/preload/mpi_collectives.def"
 #undef COLLECTIVE
 
-} // namespace collcheck::tracer::mpi
+} // namespace collcheck::tracer::COLLCHECK_MPI_NS

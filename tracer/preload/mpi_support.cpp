@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string_view>
 
-namespace collcheck::tracer::mpi {
+namespace collcheck::tracer::COLLCHECK_MPI_NS {
 namespace {
 
 using format::CommOrigin;
@@ -18,27 +18,40 @@ using format::ReduceOp;
 
 } // namespace
 
+#ifndef COLLCHECK_MPI_ABI_MPICH
 std::atomic<int> mpiAbi{0};
 
-int detectMpiAbi() {
-  // Open MPI's world communicator is an object in its libmpi; no other MPI defines it.
-  const int abi = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world") ? 1 : 2;
+MpiAbi detectMpiAbi() {
+  MpiAbi abi = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world") ? MpiAbi::OpenMpi
+               : dlsym(RTLD_DEFAULT, "MPIR_Dup_fn")       ? MpiAbi::Mpich
+                                                          : MpiAbi::Other;
+#ifndef COLLCHECK_HAVE_MPICH_ABI
+  if (abi == MpiAbi::Mpich)
+    abi = MpiAbi::Other; // built without MPICH's headers
+#endif
   int expected = 0;
-  if (mpiAbi.compare_exchange_strong(expected, abi) && abi == 2)
-    warn("this process's MPI library is not Open MPI (MPICH, Intel MPI, MVAPICH, ...), which "
-         "this build of the tracer does not know: its MPI calls are forwarded untouched and not "
+  if (mpiAbi.compare_exchange_strong(expected, static_cast<int>(abi)) && abi == MpiAbi::Other)
+    warn("this process's MPI library is neither Open MPI nor MPICH, or MPICH's headers were "
+         "missing when the tracer was built: its MPI calls are forwarded untouched and not "
          "recorded (NCCL calls still are)");
-  return mpiAbi.load();
+  return static_cast<MpiAbi>(mpiAbi.load());
 }
+#endif
 
 namespace {
 
+#ifdef COLLCHECK_MPI_ABI_MPICH
+// MPICH's predefined handles are integer constants of its mpi.h.
+#define COLLCHECK_PREDEFINED(Handle, openMpiSymbol, mpichConstant) (mpichConstant)
+#else
 template <typename Handle> Handle predefined(const char *openMpiSymbol) {
   // Open MPI's predefined handles are addresses of objects in libmpi.
   return reinterpret_cast<Handle>(dlsym(RTLD_DEFAULT, openMpiSymbol));
 }
+#define COLLCHECK_PREDEFINED(Handle, openMpiSymbol, mpichConstant) predefined<Handle>(openMpiSymbol)
+#endif
 
-// Predefined operations by their Open MPI object name.
+// Predefined operations by their Open MPI object name (MPICH: its constant).
 struct OpName {
   const char *symbol;
   ReduceOp op;
@@ -52,6 +65,13 @@ constexpr OpName kOps[] = {
     {"ompi_mpi_op_maxloc", ReduceOp::MaxLoc},   {"ompi_mpi_op_minloc", ReduceOp::MinLoc},
     {"ompi_mpi_op_replace", ReduceOp::Replace}, {"ompi_mpi_op_no_op", ReduceOp::NoOp},
 };
+#ifdef COLLCHECK_MPI_ABI_MPICH
+// In the order of kOps.
+const MPI_Op kMpichOps[] = {MPI_SUM,    MPI_PROD,   MPI_MAX,     MPI_MIN,  MPI_LAND,
+                            MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
+                            MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+static_assert(std::size(kMpichOps) == std::size(kOps));
+#endif
 
 // Filled once MPI is loaded (the first call that needs it); plain loads afterwards.
 std::array<std::atomic<MPI_Op>, std::size(kOps)> opHandles{};
@@ -59,7 +79,8 @@ std::atomic<bool> opHandlesReady{false};
 
 void loadOpHandles() {
   for (size_t i = 0; i < std::size(kOps); ++i)
-    opHandles[i].store(predefined<MPI_Op>(kOps[i].symbol), std::memory_order_relaxed);
+    opHandles[i].store(COLLCHECK_PREDEFINED(MPI_Op, kOps[i].symbol, kMpichOps[i]),
+                       std::memory_order_relaxed);
   opHandlesReady.store(true, std::memory_order_release);
 }
 
@@ -194,7 +215,8 @@ DataType nameToType(MPI_Datatype type) {
 class WorldErrorsReturned {
 public:
   WorldErrorsReturned() {
-    static const MPI_Errhandler errorsReturn = predefined<MPI_Errhandler>("ompi_mpi_errors_return");
+    static const MPI_Errhandler errorsReturn =
+        COLLCHECK_PREDEFINED(MPI_Errhandler, "ompi_mpi_errors_return", MPI_ERRORS_RETURN);
     ok_ = errorsReturn &&
           COLLCHECK_PMPI(MPI_Comm_get_errhandler)(worldComm(), &saved_) == MPI_SUCCESS &&
           COLLCHECK_PMPI(MPI_Comm_set_errhandler)(worldComm(), errorsReturn) == MPI_SUCCESS;
@@ -231,22 +253,23 @@ COLLCHECK_TLS HandleMemo lastOp;
 } // namespace detail
 
 MPI_Comm worldComm() {
-  static const MPI_Comm comm = predefined<MPI_Comm>("ompi_mpi_comm_world");
+  static const MPI_Comm comm =
+      COLLCHECK_PREDEFINED(MPI_Comm, "ompi_mpi_comm_world", MPI_COMM_WORLD);
   return comm;
 }
 MPI_Comm selfComm() {
-  static const MPI_Comm comm = predefined<MPI_Comm>("ompi_mpi_comm_self");
+  static const MPI_Comm comm = COLLCHECK_PREDEFINED(MPI_Comm, "ompi_mpi_comm_self", MPI_COMM_SELF);
   return comm;
 }
 MPI_Comm nullComm() {
-  static const MPI_Comm comm = predefined<MPI_Comm>("ompi_mpi_comm_null");
+  static const MPI_Comm comm = COLLCHECK_PREDEFINED(MPI_Comm, "ompi_mpi_comm_null", MPI_COMM_NULL);
   return comm;
 }
 
 int neighbors(MPI_Comm comm, bool sources) {
   int topology = MPI_UNDEFINED, count = 0;
   // Only a handle the tracer knows as a communicator is queried (commOf ran before the fill).
-  if (!findComm(reinterpret_cast<uintptr_t>(comm)))
+  if (!findComm(handleKey(comm)))
     return 0;
   if (COLLCHECK_PMPI(MPI_Topo_test)(comm, &topology) != MPI_SUCCESS)
     return 0;
@@ -483,7 +506,7 @@ HandleFacts derivedFacts(MPI_Datatype type) {
 } // namespace
 
 DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derived) {
-  auto key = reinterpret_cast<uintptr_t>(type);
+  auto key = handleKey(type);
   // Read before the lookup: a free in between leaves this memo stale, never a stale memo current.
   uint32_t generation = handleGeneration.load(std::memory_order_acquire);
   HandleFacts facts;
@@ -514,7 +537,7 @@ DataType mapDataTypeSlow(MPI_Datatype type, uint64_t &derived) {
 }
 
 ReduceOp mapOpSlow(MPI_Op op) {
-  auto key = reinterpret_cast<uintptr_t>(op);
+  auto key = handleKey(op);
   uint32_t generation = handleGeneration.load(std::memory_order_acquire);
   HandleFacts facts;
   if (!opCache.find(key, facts)) {
@@ -530,8 +553,8 @@ ReduceOp mapOpSlow(MPI_Op op) {
   return static_cast<ReduceOp>(facts.mapped);
 }
 
-void forgetType(MPI_Datatype type) { typeCache.forget(reinterpret_cast<uintptr_t>(type)); }
-void forgetOp(MPI_Op op) { opCache.forget(reinterpret_cast<uintptr_t>(op)); }
+void forgetType(MPI_Datatype type) { typeCache.forget(handleKey(type)); }
+void forgetOp(MPI_Op op) { opCache.forget(handleKey(op)); }
 
 std::vector<int32_t> worldMembers(MPI_Comm comm) {
   int size = 0;
@@ -564,7 +587,7 @@ CommState *registerMpiComm(MPI_Comm comm, uint64_t id) {
   int remote = -1;
   if (inter)
     COLLCHECK_PMPI(MPI_Comm_remote_size)(comm, &remote);
-  return registerComm(reinterpret_cast<uintptr_t>(comm), id, rank, size, remote);
+  return registerComm(handleKey(comm), id, rank, size, remote);
 }
 
 } // namespace
@@ -640,16 +663,16 @@ void recordCreatedFromGroup(MPI_Comm parent, int tag, MPI_Comm created) {
   int rank = -1, size = -1;
   COLLCHECK_PMPI(MPI_Comm_rank)(created, &rank);
   COLLCHECK_PMPI(MPI_Comm_size)(created, &size);
-  if (CommState *state = registerComm(reinterpret_cast<uintptr_t>(created), id, rank, size))
+  if (CommState *state = registerComm(handleKey(created), id, rank, size))
     recordCommCreate(*state, parentId, CommOrigin::CreateGroup, tag, ordinal, members, 0);
 }
 
 void startRelease(MPI_Comm handle, format::CommReleaseHow how) {
-  if (CommState *state = findComm(reinterpret_cast<uintptr_t>(handle)))
+  if (CommState *state = findComm(handleKey(handle)))
     recordCommRelease(*state, how, 0);
 }
 
-void finishRelease(MPI_Comm handle) { releaseComm(reinterpret_cast<uintptr_t>(handle)); }
+void finishRelease(MPI_Comm handle) { releaseComm(handleKey(handle)); }
 
 void afterInit(int threadLevel) {
   int rank = -1, size = -1;
@@ -671,4 +694,4 @@ void afterInit(int threadLevel) {
     recordCommCreate(*state, 0, CommOrigin::Self, -1, 0, std::span<const int32_t>(&self, 1), 0);
 }
 
-} // namespace collcheck::tracer::mpi
+} // namespace collcheck::tracer::COLLCHECK_MPI_NS

@@ -8,8 +8,19 @@
 #include <mpi.h>
 // Open MPI's extensions declare its persistent collectives (MPIX_<name>_init): the wrappers'
 // definitions are then checked against them.
-#if __has_include(<mpi-ext.h>)
+#if !defined(COLLCHECK_MPI_ABI_MPICH) && __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
+#endif
+
+// The MPI code is compiled once per MPI ABI it knows: against Open MPI's mpi.h (handles are
+// addresses of objects in libmpi; these wrappers are the library's exported MPI functions) and,
+// where MPICH's headers were found at build time, against MPICH's (handles are integers; the
+// same wrappers under other names, which the exported ones hand a call to in a process whose MPI
+// is MPICH or one of its derivatives). Each build has a namespace of its own.
+#ifdef COLLCHECK_MPI_ABI_MPICH
+#define COLLCHECK_MPI_NS mpich
+#else
+#define COLLCHECK_MPI_NS mpi
 #endif
 
 #include "tracer/preload/call_site.h"
@@ -18,9 +29,10 @@
 #include "tracer/preload/resolve.h"
 
 #include <span>
+#include <type_traits>
 #include <vector>
 
-namespace collcheck::tracer::mpi {
+namespace collcheck::tracer::COLLCHECK_MPI_NS {
 
 // The real PMPI function P<name> for the tracer's own calls (communicator sizes, groups, names).
 #define COLLCHECK_PMPI(name)                                                                       \
@@ -33,19 +45,33 @@ MPI_Comm worldComm();
 MPI_Comm selfComm();
 MPI_Comm nullComm();
 
-// The wrappers are compiled against Open MPI's mpi.h: its handles are addresses of objects in
-// libmpi, MPICH's (and its derivatives') are integers, and its datatypes, operations and
-// communicators mean nothing to this code. In a process whose MPI is not Open MPI every MPI call is
-// forwarded untouched and nothing of MPI is recorded (a warning says so once): the application runs
-// as it does untraced. Decided at the first MPI call, when libmpi is loaded (also by dlopen).
-extern std::atomic<int> mpiAbi; // 0: not known yet, 1: Open MPI, 2: another MPI
-int detectMpiAbi();
-inline bool mpiTraceable() {
+// A handle as a key of the tracer's tables: an address (Open MPI) or an integer (MPICH).
+template <typename Handle> inline uintptr_t handleKey(Handle h) {
+  if constexpr (std::is_pointer_v<Handle>)
+    return reinterpret_cast<uintptr_t>(h);
+  else
+    return static_cast<uintptr_t>(static_cast<uint32_t>(h));
+}
+
+#ifdef COLLCHECK_MPI_ABI_MPICH
+inline bool mpiTraceable() { return true; } // reached only in a process whose MPI is MPICH's
+#else
+// Which MPI the process has, decided at the first MPI call, when libmpi is loaded (also by
+// dlopen): Open MPI (its world communicator is an object in its libmpi), MPICH or a derivative of
+// it (MPIR_Dup_fn, which MPICH's mpi.h names as MPI_DUP_FN, is there), or one this build does not
+// know, whose calls are forwarded untouched and not
+// recorded (a warning says so once): the application then runs as it does untraced.
+enum class MpiAbi { Unknown = 0, OpenMpi = 1, Mpich = 2, Other = 3 };
+extern std::atomic<int> mpiAbi;
+MpiAbi detectMpiAbi();
+inline MpiAbi currentMpiAbi() {
   int abi = mpiAbi.load(std::memory_order_relaxed);
   if (abi == 0) [[unlikely]]
-    abi = detectMpiAbi();
-  return abi == 1;
+    return detectMpiAbi();
+  return static_cast<MpiAbi>(abi);
 }
+inline bool mpiTraceable() { return currentMpiAbi() == MpiAbi::OpenMpi; }
+#endif
 
 // CallScope for the MPI wrappers: the outermost call records only where the MPI is Open MPI.
 class MpiScope {
@@ -73,14 +99,14 @@ extern COLLCHECK_TLS HandleMemo lastOp;
 } // namespace detail
 
 inline format::DataType mapDataType(MPI_Datatype type, uint64_t &derived) {
-  if (detail::lastType.matches(reinterpret_cast<uintptr_t>(type))) [[likely]] {
+  if (detail::lastType.matches(handleKey(type))) [[likely]] {
     derived = detail::lastType.facts.bytes;
     return static_cast<format::DataType>(detail::lastType.facts.mapped);
   }
   return mapDataTypeSlow(type, derived);
 }
 inline format::ReduceOp mapOp(MPI_Op op) {
-  if (detail::lastOp.matches(reinterpret_cast<uintptr_t>(op))) [[likely]]
+  if (detail::lastOp.matches(handleKey(op))) [[likely]]
     return static_cast<format::ReduceOp>(detail::lastOp.facts.mapped);
   return mapOpSlow(op);
 }
@@ -94,7 +120,7 @@ int typeSize(MPI_Datatype type);
 // list, which all members compute alike.
 CommState *commOfSlow(MPI_Comm comm);
 inline CommState *commOf(MPI_Comm comm) {
-  if (CommState *state = findComm(reinterpret_cast<uintptr_t>(comm))) [[likely]]
+  if (CommState *state = findComm(handleKey(comm))) [[likely]]
     return state;
   return commOfSlow(comm);
 }
@@ -143,4 +169,4 @@ void recordCreatedFromGroup(MPI_Comm parent, int tag, MPI_Comm created);
 void startRelease(MPI_Comm handle, format::CommReleaseHow how);
 void finishRelease(MPI_Comm handle);
 
-} // namespace collcheck::tracer::mpi
+} // namespace collcheck::tracer::COLLCHECK_MPI_NS

@@ -3,7 +3,7 @@
 // the Fortran bindings), forwards to PMPI_*, and stamps the duration; all policy lives in the core.
 #include "tracer/preload/mpi_recording.h"
 
-namespace collcheck::tracer::mpi {
+namespace collcheck::tracer::COLLCHECK_MPI_NS {
 namespace {
 
 // Records `type` and returns the factor that turns a count of its items into the record's units
@@ -246,11 +246,31 @@ int missingReal(const char *name) {
 }
 
 } // namespace
-} // namespace collcheck::tracer::mpi
+} // namespace collcheck::tracer::COLLCHECK_MPI_NS
 
 using namespace collcheck::tracer;
-using namespace collcheck::tracer::mpi;
+using namespace collcheck::tracer::COLLCHECK_MPI_NS;
 namespace format = collcheck::format;
+
+// The entry points: in the Open MPI build the library's exported MPI functions, which hand a call
+// in a process whose MPI is MPICH's to the MPICH build's function of the same name behind
+// `collcheck_mpich_` (declared here with this build's parameter types: handles of either ABI
+// travel in the same registers, an MPICH integer in the low half); in the MPICH build those
+// functions, hidden. COLLCHECK_MPI_BEGIN opens the function's body.
+#ifdef COLLCHECK_MPI_ABI_MPICH
+#define COLLCHECK_MPI_BEGIN(name, params, args)                                                    \
+  extern "C" __attribute__((visibility("hidden"))) int collcheck_mpich_##name params {
+#elif defined(COLLCHECK_HAVE_MPICH_ABI)
+#define COLLCHECK_MPI_BEGIN(name, params, args)                                                    \
+  extern "C" int collcheck_mpich_##name params;                                                    \
+  COLLCHECK_EXPORT int name params {                                                               \
+    if (currentMpiAbi() == MpiAbi::Mpich) [[unlikely]]                                             \
+      return collcheck_mpich_##name args;
+#else
+#define COLLCHECK_MPI_BEGIN(name, params, args) COLLCHECK_EXPORT int name params {
+#endif
+// An entry point the other ABI has no counterpart of (Open MPI's MPIX_ names).
+#define COLLCHECK_MPI_BEGIN_ALONE(name, params, args) COLLCHECK_EXPORT int name params {
 
 // CAPTURING(input, output) in a fill names the buffers of a call whose values may be captured.
 #define CAPTURING(input, output)                                                                   \
@@ -293,7 +313,7 @@ namespace format = collcheck::format;
     }                                                                                              \
     return started;                                                                                \
   }                                                                                                \
-  Started collcheck::tracer::mpi::start##name params { return record##name args; }
+  Started collcheck::tracer::COLLCHECK_MPI_NS::start##name params { return record##name args; }
 #define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
                    fill)                                                                           \
   COLLCHECK_MPI_START(blocking, kind, params, args, fill, 0)                                       \
@@ -307,24 +327,23 @@ namespace format = collcheck::format;
 
 // One exported wrapper: `exported` records through `record`, then forwards to the real function
 // named `realName` (or, where there is none, `fallbackName`, when not null), of type `Real`.
-#define COLLCHECK_MPI_FORWARD(exported, Real, realName, fallbackName, record, params, args)        \
-  COLLCHECK_EXPORT int exported params {                                                           \
-    static RealFunction<Real> resolved(realName, fallbackName);                                    \
-    const auto real = resolved.get();                                                              \
-    if (!real) [[unlikely]]                                                                        \
-      return missingReal(realName " not found; is this an MPI program?");                          \
-    MpiScope scope;                                                                                \
-    Started started =                                                                              \
-        scope.outermost()                                                                          \
-            ? (setCaller(__builtin_return_address(0), COLLCHECK_CALLER_FRAME), record args)        \
-            : Started{};                                                                           \
-    int rc = real args;                                                                            \
-    finish(started, rc != MPI_SUCCESS);                                                            \
-    return rc;                                                                                     \
+#define COLLCHECK_MPI_FORWARD(begin, exported, Real, realName, fallbackName, record, params, args) \
+  begin(exported, params, args) static RealFunction<Real> resolved(realName, fallbackName);        \
+  const auto real = resolved.get();                                                                \
+  if (!real) [[unlikely]]                                                                          \
+    return missingReal(realName " not found; is this an MPI program?");                            \
+  MpiScope scope;                                                                                  \
+  Started started =                                                                                \
+      scope.outermost()                                                                            \
+          ? (setCaller(__builtin_return_address(0), COLLCHECK_CALLER_FRAME), record args)          \
+          : Started{};                                                                             \
+  int rc = real args;                                                                              \
+  finish(started, rc != MPI_SUCCESS);                                                              \
+  return rc;                                                                                       \
   }
 #define COLLCHECK_MPI_WRAPPER(name, params, args)                                                  \
-  COLLCHECK_MPI_FORWARD(MPI_##name, decltype(&PMPI_##name), "PMPI_" #name, nullptr, record##name,  \
-                        params, args)
+  COLLCHECK_MPI_FORWARD(COLLCHECK_MPI_BEGIN, MPI_##name, decltype(&PMPI_##name), "PMPI_" #name,    \
+                        nullptr, record##name, params, args)
 
 #define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
                    fill)                                                                           \
@@ -341,69 +360,76 @@ namespace format = collcheck::format;
 // MPI library has no profiling entry for it, the call goes on to the next definition of the name
 // itself: a program's own stand-in for an older library (in a shared library loaded after this
 // one) keeps working.
-#define COLLCHECK_MPI_INIT_WRAPPER(prefix, name, params, args)                                     \
-  COLLCHECK_MPI_FORWARD(prefix##name##_init, int(*) COLLCHECK_WITH_INFO_REQUEST params,            \
+#define COLLCHECK_MPI_INIT_WRAPPER(begin, prefix, name, params, args)                              \
+  COLLCHECK_MPI_FORWARD(begin, prefix##name##_init, int(*) COLLCHECK_WITH_INFO_REQUEST params,     \
                         "P" #prefix #name "_init", #prefix #name "_init", record##name##_init,     \
                         COLLCHECK_WITH_INFO_REQUEST params, COLLCHECK_WITH_INFO_REQUEST_ARG args)
 
+#ifdef COLLCHECK_MPI_ABI_MPICH
 #define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
                    fill)                                                                           \
-  COLLCHECK_MPI_INIT_WRAPPER(MPI_, blocking, params, args)                                         \
-  COLLCHECK_MPI_INIT_WRAPPER(MPIX_, blocking, params, args)
+  COLLCHECK_MPI_INIT_WRAPPER(COLLCHECK_MPI_BEGIN, MPI_, blocking, params, args)
+#else
+#define COLLECTIVE(blocking, lowerBlocking, nonblocking, lowerNonblocking, kind, params, args,     \
+                   fill)                                                                           \
+  COLLCHECK_MPI_INIT_WRAPPER(COLLCHECK_MPI_BEGIN, MPI_, blocking, params, args)                    \
+  COLLCHECK_MPI_INIT_WRAPPER(COLLCHECK_MPI_BEGIN_ALONE, MPIX_, blocking, params, args)
+#endif
 #include "tracer/preload/mpi_collectives.def"
 #undef COLLECTIVE
 
 // --- initialization -----------------------------------------------------------------------------
 
-COLLCHECK_EXPORT int MPI_Init(int *argc, char ***argv) {
-  static RealFunction<decltype(&PMPI_Init)> resolved("PMPI_Init");
-  const auto real = resolved.get();
-  if (!real)
-    return missingReal("PMPI_Init not found");
-  MpiScope scope;
-  Record *record = scope.outermost() ? startInit(-1) : nullptr;
-  int rc = real(argc, argv);
-  finishInit(record, scope.outermost(), rc == MPI_SUCCESS, MPI_THREAD_SINGLE);
-  return rc;
+COLLCHECK_MPI_BEGIN(MPI_Init, (int *argc, char ***argv), (argc, argv))
+static RealFunction<decltype(&PMPI_Init)> resolved("PMPI_Init");
+const auto real = resolved.get();
+if (!real)
+  return missingReal("PMPI_Init not found");
+MpiScope scope;
+Record *record = scope.outermost() ? startInit(-1) : nullptr;
+int rc = real(argc, argv);
+finishInit(record, scope.outermost(), rc == MPI_SUCCESS, MPI_THREAD_SINGLE);
+return rc;
 }
 
-COLLCHECK_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-  static RealFunction<decltype(&PMPI_Init_thread)> resolved("PMPI_Init_thread");
-  const auto real = resolved.get();
-  if (!real)
-    return missingReal("PMPI_Init_thread not found");
-  MpiScope scope;
-  Record *record = scope.outermost() ? startInit(required) : nullptr;
-  int rc = real(argc, argv, required, provided);
-  finishInit(record, scope.outermost(), rc == MPI_SUCCESS, provided ? *provided : required);
-  return rc;
+COLLCHECK_MPI_BEGIN(MPI_Init_thread, (int *argc, char ***argv, int required, int *provided),
+                    (argc, argv, required, provided))
+static RealFunction<decltype(&PMPI_Init_thread)> resolved("PMPI_Init_thread");
+const auto real = resolved.get();
+if (!real)
+  return missingReal("PMPI_Init_thread not found");
+MpiScope scope;
+Record *record = scope.outermost() ? startInit(required) : nullptr;
+int rc = real(argc, argv, required, provided);
+finishInit(record, scope.outermost(), rc == MPI_SUCCESS, provided ? *provided : required);
+return rc;
 }
 
-COLLCHECK_EXPORT int MPI_Finalize(void) {
-  static RealFunction<decltype(&PMPI_Finalize)> resolved("PMPI_Finalize");
-  const auto real = resolved.get();
-  if (!real)
-    return missingReal("PMPI_Finalize not found");
-  MpiScope scope;
-  Record *record = scope.outermost() ? startFinalize() : nullptr;
-  int rc = real();
-  finishFinalize(record, scope.outermost(), rc == MPI_SUCCESS);
-  return rc;
+COLLCHECK_MPI_BEGIN(MPI_Finalize, (void), ())
+static RealFunction<decltype(&PMPI_Finalize)> resolved("PMPI_Finalize");
+const auto real = resolved.get();
+if (!real)
+  return missingReal("PMPI_Finalize not found");
+MpiScope scope;
+Record *record = scope.outermost() ? startFinalize() : nullptr;
+int rc = real();
+finishFinalize(record, scope.outermost(), rc == MPI_SUCCESS);
+return rc;
 }
 
 // --- communicator management ------------------------------------------------------------------
 
 #define COLLCHECK_COMM_CREATOR(name, params, args, parent, created, origin, color)                 \
-  COLLCHECK_EXPORT int MPI_##name params {                                                         \
-    static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                           \
-    const auto real = resolved.get();                                                              \
-    if (!real)                                                                                     \
-      return missingReal("PMPI_" #name " not found");                                              \
-    MpiScope scope;                                                                                \
-    int rc = real args;                                                                            \
-    if (rc == MPI_SUCCESS && scope.outermost())                                                    \
-      recordCreated(parent, created, format::CommOrigin::origin, color);                           \
-    return rc;                                                                                     \
+  COLLCHECK_MPI_BEGIN(MPI_##name, params, args)                                                    \
+  static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                             \
+  const auto real = resolved.get();                                                                \
+  if (!real)                                                                                       \
+    return missingReal("PMPI_" #name " not found");                                                \
+  MpiScope scope;                                                                                  \
+  int rc = real args;                                                                              \
+  if (rc == MPI_SUCCESS && scope.outermost())                                                      \
+    recordCreated(parent, created, format::CommOrigin::origin, color);                             \
+  return rc;                                                                                       \
   }
 
 COLLCHECK_COMM_CREATOR(Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm), (comm, newcomm), comm,
@@ -419,17 +445,18 @@ COLLCHECK_COMM_CREATOR(Comm_split_type,
 COLLCHECK_COMM_CREATOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm),
                        (comm, group, newcomm), comm, *newcomm, Create, -1)
 
-COLLCHECK_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
-                                           MPI_Comm *newcomm) {
-  static RealFunction<decltype(&PMPI_Comm_create_group)> resolved("PMPI_Comm_create_group");
-  const auto real = resolved.get();
-  if (!real)
-    return missingReal("PMPI_Comm_create_group not found");
-  MpiScope scope;
-  int rc = real(comm, group, tag, newcomm);
-  if (rc == MPI_SUCCESS && scope.outermost())
-    recordCreatedFromGroup(comm, tag, *newcomm);
-  return rc;
+COLLCHECK_MPI_BEGIN(MPI_Comm_create_group,
+                    (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm),
+                    (comm, group, tag, newcomm))
+static RealFunction<decltype(&PMPI_Comm_create_group)> resolved("PMPI_Comm_create_group");
+const auto real = resolved.get();
+if (!real)
+  return missingReal("PMPI_Comm_create_group not found");
+MpiScope scope;
+int rc = real(comm, group, tag, newcomm);
+if (rc == MPI_SUCCESS && scope.outermost())
+  recordCreatedFromGroup(comm, tag, *newcomm);
+return rc;
 }
 
 namespace {
@@ -447,46 +474,46 @@ int releaseMpiComm(int (*real)(MPI_Comm *), MPI_Comm *comm, format::CommReleaseH
 
 } // namespace
 
-COLLCHECK_EXPORT int MPI_Comm_free(MPI_Comm *comm) {
-  static RealFunction<decltype(&PMPI_Comm_free)> resolved("PMPI_Comm_free");
-  const auto real = resolved.get();
-  if (!real)
-    return missingReal("PMPI_Comm_free not found");
-  return releaseMpiComm(real, comm, format::CommReleaseHow::Free);
+COLLCHECK_MPI_BEGIN(MPI_Comm_free, (MPI_Comm * comm), (comm))
+static RealFunction<decltype(&PMPI_Comm_free)> resolved("PMPI_Comm_free");
+const auto real = resolved.get();
+if (!real)
+  return missingReal("PMPI_Comm_free not found");
+return releaseMpiComm(real, comm, format::CommReleaseHow::Free);
 }
 
-COLLCHECK_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm) {
-  static RealFunction<decltype(&PMPI_Comm_disconnect)> resolved("PMPI_Comm_disconnect");
-  const auto real = resolved.get();
-  if (!real)
-    return missingReal("PMPI_Comm_disconnect not found");
-  return releaseMpiComm(real, comm, format::CommReleaseHow::Disconnect);
+COLLCHECK_MPI_BEGIN(MPI_Comm_disconnect, (MPI_Comm * comm), (comm))
+static RealFunction<decltype(&PMPI_Comm_disconnect)> resolved("PMPI_Comm_disconnect");
+const auto real = resolved.get();
+if (!real)
+  return missingReal("PMPI_Comm_disconnect not found");
+return releaseMpiComm(real, comm, format::CommReleaseHow::Disconnect);
 }
 
 // --- datatype and operation lifetimes ---------------------------------------------------------
 // Not recorded; a freed handle is forgotten by the tracer's caches (mpi_support.h), before the
 // call (no lookup after it returns finds the old facts) and after it (none made meanwhile either).
 
-COLLCHECK_EXPORT int MPI_Type_free(MPI_Datatype *type) {
-  static RealFunction<decltype(&PMPI_Type_free)> resolved("PMPI_Type_free");
-  const auto real = resolved.get();
-  if (!real)
-    return missingReal("PMPI_Type_free not found");
-  MPI_Datatype handle = type ? *type : MPI_Datatype{}; // MPI_DATATYPE_NULL is a libmpi symbol
-  forgetType(handle);
-  int rc = real(type);
-  forgetType(handle);
-  return rc;
+COLLCHECK_MPI_BEGIN(MPI_Type_free, (MPI_Datatype * type), (type))
+static RealFunction<decltype(&PMPI_Type_free)> resolved("PMPI_Type_free");
+const auto real = resolved.get();
+if (!real)
+  return missingReal("PMPI_Type_free not found");
+MPI_Datatype handle = type ? *type : MPI_Datatype{}; // MPI_DATATYPE_NULL is a libmpi symbol
+forgetType(handle);
+int rc = real(type);
+forgetType(handle);
+return rc;
 }
 
-COLLCHECK_EXPORT int MPI_Op_free(MPI_Op *op) {
-  static RealFunction<decltype(&PMPI_Op_free)> resolved("PMPI_Op_free");
-  const auto real = resolved.get();
-  if (!real)
-    return missingReal("PMPI_Op_free not found");
-  MPI_Op handle = op ? *op : MPI_Op{};
-  forgetOp(handle);
-  int rc = real(op);
-  forgetOp(handle);
-  return rc;
+COLLCHECK_MPI_BEGIN(MPI_Op_free, (MPI_Op * op), (op))
+static RealFunction<decltype(&PMPI_Op_free)> resolved("PMPI_Op_free");
+const auto real = resolved.get();
+if (!real)
+  return missingReal("PMPI_Op_free not found");
+MPI_Op handle = op ? *op : MPI_Op{};
+forgetOp(handle);
+int rc = real(op);
+forgetOp(handle);
+return rc;
 }

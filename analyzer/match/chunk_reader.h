@@ -1,9 +1,9 @@
 // Reads each trace file's chunks where the file is mapped and classifies them, and gives the pages
 // read before each chunk back, in batches, and all it read when it is done: the pages kept mapped
-// are the chunk of every file being read and what the kernel maps around a fault (64 KiB), not the
-// trace's length. Measured against copying each chunk out with pread into a buffer per file (the
-// way read until 2026-12-07), on 1,024 ranks x 100,000 collectives: 0.85-0.91 s against 1.04-1.40
-// s, 1.4 s of CPU against 1.9-2.2 s (docs/performance.md, *Analyzer*; bench/README.md).
+// are the chunk of every file being read and what the kernel maps around a fault, not the trace's
+// length. Measured against copying each chunk out with pread into a buffer per file (the way read
+// until 2026-12-07), on 1,024 ranks x 100,000 collectives: 0.76-0.83 s against 1.04-1.40 s, 1.4-1.6
+// s of CPU against 1.9-2.2 s (docs/performance.md, *Analyzer*; bench/README.md).
 #pragma once
 
 #include "analyzer/load/page_release.h"

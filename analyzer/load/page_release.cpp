@@ -60,9 +60,9 @@ bool releaseBatched(const std::vector<iovec> &ranges) {
 
 } // namespace
 
-void PageReleaser::add(const format::Reader &reader, uint64_t first, uint64_t count) {
+iovec wholePages(const format::Reader &reader, uint64_t first, uint64_t count) {
   if (count == 0 || first >= reader.slotCount())
-    return;
+    return {};
   count = std::min(count, reader.slotCount() - first);
   static const auto pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   auto begin = reinterpret_cast<uintptr_t>(&reader.slot(first));
@@ -70,8 +70,21 @@ void PageReleaser::add(const format::Reader &reader, uint64_t first, uint64_t co
   begin = (begin + pageSize - 1) & ~(pageSize - 1);
   end &= ~(pageSize - 1);
   if (end <= begin)
+    return {};
+  return {reinterpret_cast<void *>(begin), end - begin};
+}
+
+void releaseSlots(const format::Reader &reader, uint64_t first, uint64_t count) {
+  const iovec pages = wholePages(reader, first, count);
+  if (pages.iov_len)
+    madvise(pages.iov_base, pages.iov_len, MADV_DONTNEED);
+}
+
+void PageReleaser::add(const format::Reader &reader, uint64_t first, uint64_t count) {
+  const iovec pages = wholePages(reader, first, count);
+  if (!pages.iov_len)
     return;
-  pending_.push_back({reinterpret_cast<void *>(begin), end - begin});
+  pending_.push_back(pages);
   if (pending_.size() >= kBatch)
     flush();
 }

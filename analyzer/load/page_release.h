@@ -1,5 +1,5 @@
 // Giving back the pages of trace files already read, so that what a reader keeps mapped does not
-// grow with the trace (the merge: match/chunk_reader.h; the call-site pass: sites/call_sites.cpp).
+// grow with the trace (the merge: match/chunk_reader.h; the call-site pass; the Perfetto export).
 #pragma once
 
 #include "format/reader.h"
@@ -8,6 +8,12 @@
 #include <vector>
 
 namespace collcheck::analyzer {
+
+// The whole pages of slots [first, first+count) of `reader`'s mapping (a page partly outside stays:
+// its other slots may still be read); iov_len 0 when there is none.
+iovec wholePages(const format::Reader &reader, uint64_t first, uint64_t count);
+// Gives those pages back at once: for a single release; many go through a PageReleaser.
+void releaseSlots(const format::Reader &reader, uint64_t first, uint64_t count);
 
 // Gives mapped pages back (MADV_DONTNEED) in batches. A release must drop the pages from the TLB of
 // every core that runs a thread of the process: one range at a time, each range interrupts those

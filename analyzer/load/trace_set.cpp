@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <map>
 #include <mutex>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -48,35 +47,6 @@ std::vector<std::string> listTraceFiles(const std::string &dir, std::string &err
   closedir(d);
   std::sort(out.begin(), out.end());
   return out;
-}
-
-void releaseSlots(const format::Reader &reader, uint64_t first, uint64_t count) {
-  if (count == 0 || first >= reader.slotCount())
-    return;
-  count = std::min(count, reader.slotCount() - first);
-  static const auto pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto begin = reinterpret_cast<uintptr_t>(&reader.slot(first));
-  auto end = begin + count * format::kRecordSize;
-  // Only whole pages: a page partly outside the slots may hold what is still read.
-  begin = (begin + pageSize - 1) & ~(pageSize - 1);
-  end &= ~(pageSize - 1);
-  if (end > begin)
-    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
-}
-
-void releaseMapping(const format::Reader &reader) {
-  struct stat st;
-  if (stat(reader.path().c_str(), &st) != 0 ||
-      static_cast<uint64_t>(st.st_size) <= format::kHeaderSize)
-    return;
-  uint64_t slots = (static_cast<uint64_t>(st.st_size) - format::kHeaderSize) / format::kRecordSize;
-  if (slots == 0)
-    return;
-  static const auto pageSize = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto begin = reinterpret_cast<uintptr_t>(&reader.slot(0));
-  auto end = (begin + slots * format::kRecordSize) & ~(pageSize - 1);
-  if (end > begin)
-    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 namespace {

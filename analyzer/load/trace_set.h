@@ -67,11 +67,4 @@ private:
 // Lists the trace files a folder holds (sorted), or sets `error`.
 std::vector<std::string> listTraceFiles(const std::string &dir, std::string &error);
 
-// Drops the pages of [first, first+count) slots of a reader from this process's resident memory.
-// The mapping stays valid: touching a slot again reads it back from the page cache. This is what
-// keeps the analyzer's memory proportional to ranks rather than to trace length.
-void releaseSlots(const format::Reader &reader, uint64_t first, uint64_t count);
-// The same for the whole mapping, including the empty slots after the last record.
-void releaseMapping(const format::Reader &reader);
-
 } // namespace collcheck::analyzer

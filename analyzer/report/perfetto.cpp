@@ -1,6 +1,7 @@
 // --perfetto FILE: Chrome trace-event JSON, which the Perfetto UI (and chrome://tracing) opens.
 // One process per rank, one thread per communicator, one complete event per call (a call that
 // never returned lasts to the end of its trace), findings as global instant events.
+#include "analyzer/load/page_release.h"
 #include "analyzer/model/signature.h"
 #include "analyzer/report/report.h"
 

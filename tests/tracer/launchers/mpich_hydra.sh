@@ -16,21 +16,14 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
+source "$(dirname "$0")/traced_job.sh"
 mpicc.mpich -O1 -g -o "$work/mpi_many" "$programs/mpi_many.c"
 mpicc.mpich -O1 -g -o "$work/bug_signature" "$analyzerPrograms/bug_signature.c"
 job=(mpiexec.hydra -n 2 "$work/mpi_many" 200)
 expected=$(timeout 60 "${job[@]}") || fail "the untraced job failed: $expected"
 echo "untraced: $expected"
-got=$(timeout 60 "$collcheck" run -o "$work/traces" -- "${job[@]}" 2>"$work/run.err") ||
-  fail "collcheck run exited $?: $(cat "$work/run.err")"
-[[ $got == "$expected" ]] || fail "traced output '$got', untraced '$expected'"
-files=$(find "$work/traces" -name '*.cctrace' | wc -l)
-((files == 2)) || fail "$files trace files, expected 2: $(cat "$work/run.err")"
-"$collcheck" analyze "$work/traces" >"$work/analyze.out" ||
-  fail "collcheck analyze exited $?: $(cat "$work/analyze.out")"
-grep -q "2 ranks, 1 communicator, 200 collectives checked: no findings" "$work/analyze.out" ||
-  fail "$(tail -1 "$work/analyze.out")"
-echo "traced: the same output, 2 traces, $(tail -1 "$work/analyze.out")"
+traced_like_untraced traced "$work/traces" "$expected" 2 \
+  "2 ranks, 1 communicator, 200 collectives checked: no findings" -- "${job[@]}"
 for field in op datatype; do
   out=$work/bug-$field
   timeout 60 "$collcheck" run -o "$out" -- mpiexec.hydra -n 3 "$work/bug_signature" "$field" \

@@ -23,6 +23,7 @@ fail() {
   tail -n 20 "$work"/log/*.log 2>/dev/null || true
   exit 1
 }
+source "$(dirname "$0")/traced_job.sh"
 mkdir -p "$work"/{state,spool,log}
 host=$(hostname -s)
 port=$((20000 + $$ % 20000)) # two ports of this run's own, so that no other cluster answers
@@ -68,15 +69,7 @@ expected=$(timeout 60 "${job[@]}") || fail "the untraced job failed: $expected"
 [[ $expected == checksum* ]] || fail "the untraced job printed '$expected'"
 echo "untraced: $expected"
 for exports in "" "--export=NONE"; do
-  out=$work/traces${exports:+-none}
-  got=$(timeout 60 "$collcheck" run -o "$out" -- srun $exports -n 2 --mpi=pmix \
-    "$programs/mpi_many" 300 2>"$work/run.err") || fail "collcheck run -- srun $exports: $(cat "$work/run.err")"
-  [[ $got == "$expected" ]] || fail "srun $exports printed '$got', untraced '$expected'"
-  files=$(find "$out" -name '*.cctrace' | wc -l)
-  ((files == 2)) || fail "srun $exports: $files trace files, expected 2 ($(cat "$work/run.err"))"
-  "$collcheck" analyze "$out" >"$work/analyze.out" ||
-    fail "collcheck analyze after srun $exports: exit $?: $(cat "$work/analyze.out")"
-  grep -q "2 ranks, 1 communicator, 300 collectives checked: no findings" "$work/analyze.out" ||
-    fail "srun $exports: $(tail -1 "$work/analyze.out")"
-  echo "srun ${exports:-(environment forwarded)}: 2 traces, the same output, $(tail -1 "$work/analyze.out")"
+  traced_like_untraced "srun ${exports:-(environment forwarded)}" "$work/traces${exports:+-none}" \
+    "$expected" 2 "2 ranks, 1 communicator, 300 collectives checked: no findings" -- \
+    srun ${exports:+"$exports"} -n 2 --mpi=pmix "$programs/mpi_many" 300
 done

@@ -1,7 +1,6 @@
 // collcheck dump FILE...: a trace file as JSON Lines, the header first, then one record a line.
 // For people and scripts: every field by name, nothing interpreted beyond the format's own tables.
 #include "analyzer/model/communicator.h"
-#include "analyzer/model/signature.h"
 #include "cli/commands.h"
 #include "format/reader.h"
 
@@ -45,29 +44,17 @@ ordered_json headerJson(const std::string &path, const format::Reader &reader) {
   return j;
 }
 
-// Bit 5 is a value capture's kFlagCaptureOutput, and marks an MPI call on an intercommunicator;
-// bit 6 is a value's kFlagIntegral, and marks a call that initializes a persistent collective.
-ordered_json flagsJson(uint8_t flags, bool intercomm, bool call) {
-  if (intercomm) {
-    ordered_json out =
-        flagsJson(static_cast<uint8_t>(flags & ~format::kFlagIntercomm), false, call);
-    out.push_back("intercomm");
-    return out;
-  }
-  if (call && (flags & format::kFlagPersistent)) {
-    ordered_json out =
-        flagsJson(static_cast<uint8_t>(flags & ~format::kFlagPersistent), false, call);
-    out.push_back("persistent");
-    return out;
-  }
+// One name per flag bit (format version 4; recordFlags() drops the older meanings of value
+// records' bits).
+ordered_json flagsJson(uint8_t flags) {
   static constexpr std::pair<uint8_t, const char *> kNames[] = {
       {format::kFlagNccl, "nccl"},
       {format::kFlagNonBlocking, "nonblocking"},
       {format::kFlagInPlace, "in_place"},
       {format::kFlagDerived, "derived"},
       {format::kFlagScalarUnknown, "scalar_unknown"},
-      {format::kFlagCaptureOutput, "capture_output"},
-      {format::kFlagIntegral, "integral"},
+      {format::kFlagIntercomm, "intercomm"},
+      {format::kFlagPersistent, "persistent"},
       {format::kFlagDeviceBuffer, "device_buffer"},
   };
   ordered_json out = ordered_json::array();
@@ -130,6 +117,11 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     j["value"] = r.auxDouble();
     j["count"] = r.count;
     j["dtype"] = format::dataTypeName(static_cast<format::DataType>(r.dataType));
+    if (kind == Kind::ValueCapture) {
+      format::CapturedValue value[2 * format::kPackedMaxElements];
+      if (format::capturedValues(r, value) == 1)
+        j["output"] = value[0].output;
+    }
     break;
   case Kind::CapturedValues: {
     format::CapturedValue values[2 * format::kPackedMaxElements];
@@ -195,7 +187,7 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     j["site"] = format::callSite(r, h.version);
   else if (kind != Kind::CallSite)
     j["group"] = format::groupOrdinal(r, h.version);
-  j["flags"] = flagsJson(r.flags, analyzer::onIntercomm(r), format::isCallKind(r.kind));
+  j["flags"] = flagsJson(format::recordFlags(r.kind, r.flags, h.version));
   // Without measured durations (kHeaderDurations) a returned call reads as 0 ns.
   // A captured_values record's duration holds its output (record.h), not a time.
   j["duration_ns"] = format::returned(r) && kind != Kind::CapturedValues

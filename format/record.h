@@ -1,4 +1,4 @@
-// The collcheck trace format, version 3: one file per traced process, a 4096-byte header followed
+// The collcheck trace format, version 4: one file per traced process, a 4096-byte header followed
 // by 64-byte records. Documented in docs/trace-format.md; this header is the normative layout.
 // Depends on nothing but the C++ standard library, so the preload library, the analyzer and the
 // benchmarks share it.
@@ -14,10 +14,11 @@
 namespace collcheck::format {
 
 inline constexpr char kMagic[8] = {'C', 'O', 'L', 'L', 'C', 'H', 'K', '\0'};
-inline constexpr uint32_t kVersion = 3;
+inline constexpr uint32_t kVersion = 4;
 // The oldest version readers accept: version 1 has no CapturedValues records, only ValueCapture
-// ones; version 2 has no call sites (bytes 2..3 of every record hold the NCCL group ordinal).
-// Otherwise they are the same.
+// ones; version 2 has no call sites (bytes 2..3 of every record hold the NCCL group ordinal);
+// up to version 3, flag bits 5 and 6 of value records meant something else
+// (kFlagsBefore4CaptureOutput, kFlagsBefore4Integral). Otherwise they are the same.
 inline constexpr uint32_t kOldestVersion = 1;
 inline constexpr uint32_t kHeaderSize = 4096;
 inline constexpr uint32_t kRecordSize = 64;
@@ -152,22 +153,34 @@ enum class LossNormalization : uint8_t {
 };
 std::string_view lossNormalizationName(LossNormalization n);
 
-// Record::flags bits.
+// Record::flags bits. From version 4 each bit means one thing on every record kind.
 enum : uint8_t {
   kFlagNccl = 1u << 0,          // issued through the NCCL API (else MPI)
   kFlagNonBlocking = 1u << 1,   // MPI_I* form, recorded when issued
   kFlagInPlace = 1u << 2,       // MPI_IN_PLACE or NCCL sendbuff == recvbuff
   kFlagDerived = 1u << 3,       // an MPI derived datatype: see derivedFactor() for the encoding
   kFlagScalarUnknown = 1u << 4, // PreMulSum scalar lives on the device: not recorded
-  kFlagCaptureOutput = 1u << 5, // ValueCapture: output value (else input)
-  kFlagIntercomm = 1u << 5,     // a sequenced MPI call on an intercommunicator (the bit is
-                                // kFlagCaptureOutput on ValueCapture records): its root and its
+  kFlagIntercomm = 1u << 5,     // a sequenced MPI call on an intercommunicator: its root and its
                                 // count totals speak of the other group
-  kFlagIntegral = 1u << 6,      // ValueCapture / ValidCount: value was an integer type
-  kFlagPersistent = 1u << 6,    // a persistent collective's initialization (MPI_<name>_init; the
-                                // bit is kFlagIntegral on ValueCapture and ValidCount records)
+  kFlagPersistent = 1u << 6,    // a persistent collective's initialization (MPI_<name>_init)
   kFlagDeviceBuffer = 1u << 7,  // ValueCapture: copied from device memory
 };
+// Up to version 3, bits 5 and 6 of value records (ValueCapture, CapturedValues) meant "an output
+// value" and "an integer type". Version 4 says the side in ValueCapture's `op` (kPackedInputs or
+// kPackedOutputs, as CapturedValues does) and leaves the type to `dataType`.
+inline constexpr uint8_t kFlagsBefore4CaptureOutput = 1u << 5;
+inline constexpr uint8_t kFlagsBefore4Integral = 1u << 6;
+inline constexpr bool isValueKind(uint8_t kind) {
+  return kind == static_cast<uint8_t>(Kind::ValueCapture) ||
+         kind == static_cast<uint8_t>(Kind::CapturedValues);
+}
+// The flags of a record with one meaning per bit, whatever version wrote it: the old meanings of
+// bits 5 and 6 on value records are dropped (capturedValues() reads the side either way).
+inline constexpr uint8_t recordFlags(uint8_t kind, uint8_t flags, uint32_t version) {
+  return version < 4 && isValueKind(kind)
+             ? static_cast<uint8_t>(flags & ~(kFlagsBefore4CaptureOutput | kFlagsBefore4Integral))
+             : flags;
+}
 
 // An MPI derived datatype (kFlagDerived) is recorded by its type signature, the sequence of basic
 // types it stands for, as MPI matches it. The signature of one item is u^k, where u is the
@@ -375,8 +388,10 @@ struct CapturedValue {
 // other kinds).
 inline int capturedValues(const Record &r, CapturedValue out[2 * kPackedMaxElements]) {
   if (r.kind == static_cast<uint8_t>(Kind::ValueCapture)) {
+    // Writers before version 4 leave `op` 0 and say the side in flag bit 5.
+    bool output = r.op ? (r.op & kPackedOutputs) != 0 : (r.flags & kFlagsBefore4CaptureOutput) != 0;
     out[0] = {static_cast<uint32_t>(r.count), r.peer > 0 ? static_cast<uint32_t>(r.peer) : 1,
-              (r.flags & kFlagCaptureOutput) != 0, r.auxDouble()};
+              output, r.auxDouble()};
     return 1;
   }
   if (r.kind != static_cast<uint8_t>(Kind::CapturedValues))

@@ -120,21 +120,40 @@ TEST(Dump, TheOtherSideOfAnExchangeIsShownInPlaceOfAnOp) {
   EXPECT_FALSE(all[3].contains("op"));
 }
 
-TEST(Dump, ThePersistentBitOfACallIsNamedSo) {
-  // Bit 6 marks a persistent collective's initialization on a call, and an integer value on a
-  // value capture (kFlagIntegral).
-  std::string dir = freshDir("dump-persistent");
-  RankTrace t(0, 1);
-  CallSpec init = allreduce(4);
-  init.flags = format::kFlagPersistent;
-  t.call(init);
-  std::string path = writeJob(dir, {t})[0];
-  CommandResult run = runCollcheck("dump " + path);
-  ASSERT_EQ(run.status, 0) << run.err;
-  auto all = lines(run.out);
-  ASSERT_EQ(all.size(), 4u);
-  EXPECT_EQ(all[3]["kind"], "allreduce");
-  EXPECT_EQ(all[3]["flags"], nlohmann::json::parse(R"(["persistent"])"));
+TEST(Dump, EveryFlagBitHasOneNameOnEveryKind) {
+  // Format 4: bit 5 is an intercommunicator and bit 6 a persistent initialization, on every kind;
+  // a value capture's side is its own field. Up to version 3 the same bits of a value capture
+  // meant "output" and "integer": such a file prints the side and no flag for them.
+  for (uint32_t version : {3u, 4u}) {
+    std::string dir = freshDir("dump-flags-v" + std::to_string(version));
+    RankTrace t(0, 1);
+    CallSpec init = allreduce(4);
+    init.flags = format::kFlagPersistent | format::kFlagIntercomm;
+    t.call(init);
+    format::Record value = t.records.back();
+    value.kind = static_cast<uint8_t>(format::Kind::ValueCapture);
+    value.duration = 0;
+    value.count = 0;
+    value.peer = 1;
+    value.setAuxDouble(3.0);
+    value.op = version >= 4 ? format::kPackedOutputs : 0;
+    value.flags =
+        version >= 4 ? 0 : format::kFlagsBefore4CaptureOutput | format::kFlagsBefore4Integral;
+    t.records.push_back(value);
+    t.returned.push_back(true);
+    std::string path = writeJob(dir, {t})[0];
+    patch(path, offsetof(format::FileHeader, version), &version, sizeof version);
+    CommandResult run = runCollcheck("dump " + path);
+    ASSERT_EQ(run.status, 0) << run.err;
+    auto all = lines(run.out);
+    ASSERT_EQ(all.size(), 5u) << version;
+    EXPECT_EQ(all[3]["kind"], "allreduce");
+    EXPECT_EQ(all[3]["flags"], nlohmann::json::parse(R"(["intercomm", "persistent"])")) << version;
+    EXPECT_EQ(all[4]["kind"], "value_capture");
+    EXPECT_EQ(all[4]["output"], true) << version;
+    EXPECT_EQ(all[4]["value"], 3.0);
+    EXPECT_EQ(all[4]["flags"], nlohmann::json::array()) << version;
+  }
 }
 
 TEST(Dump, TruncatedHeaderIsRefused) {

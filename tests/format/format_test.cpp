@@ -376,9 +376,9 @@ std::string writeVersioned(const std::string &dir, uint32_t version) {
 
 } // namespace
 
-TEST(Format, VersionsOneToThreeAreReadAndOnlyThreeHasCallSites) {
+TEST(Format, VersionsOneToFourAreReadAndCallSitesStartAtThree) {
   std::string dir = freshDir("versions");
-  for (uint32_t version : {1u, 2u, 3u}) {
+  for (uint32_t version : {1u, 2u, 3u, 4u}) {
     std::string error;
     auto reader = Reader::open(writeVersioned(dir, version), error);
     ASSERT_TRUE(reader) << error;
@@ -389,7 +389,43 @@ TEST(Format, VersionsOneToThreeAreReadAndOnlyThreeHasCallSites) {
     EXPECT_EQ(callSite(call, version), version >= 3 ? 5 : kNoSite) << version;
     EXPECT_EQ(groupOrdinal(call, version), version >= 3 ? 0 : 5) << version;
   }
-  EXPECT_EQ(kVersion, 3u);
+  EXPECT_EQ(kVersion, 4u);
+}
+
+TEST(Format, AValueCapturesSideIsReadInEitherVersionsEncoding) {
+  // Version 4 says a value's side in `op` and gives flag bits 5 and 6 one meaning on every kind;
+  // up to version 3 they said "output" and "integer" on value records.
+  Record v4{};
+  v4.kind = static_cast<uint8_t>(Kind::ValueCapture);
+  v4.count = 1;
+  v4.peer = 2;
+  v4.setAuxDouble(7.0);
+  CapturedValue values[2 * kPackedMaxElements];
+  for (bool output : {false, true}) {
+    v4.op = output ? kPackedOutputs : kPackedInputs;
+    ASSERT_EQ(capturedValues(v4, values), 1);
+    EXPECT_EQ(values[0].output, output);
+    EXPECT_EQ(values[0].index, 1u);
+    EXPECT_EQ(values[0].elements, 2u);
+    EXPECT_EQ(values[0].value, 7.0);
+    // A version 4 reader never reads bit 5 as the side: here it is an input whatever bit 5 says.
+    v4.flags = kFlagIntercomm;
+    ASSERT_EQ(capturedValues(v4, values), 1);
+    EXPECT_EQ(values[0].output, output);
+    v4.flags = 0;
+  }
+  Record v3 = v4;
+  v3.op = 0;
+  for (uint8_t flags : {uint8_t{0}, kFlagsBefore4CaptureOutput,
+                        uint8_t(kFlagsBefore4CaptureOutput | kFlagsBefore4Integral)}) {
+    v3.flags = static_cast<uint8_t>(flags | kFlagNccl);
+    ASSERT_EQ(capturedValues(v3, values), 1);
+    EXPECT_EQ(values[0].output, (flags & kFlagsBefore4CaptureOutput) != 0);
+    // Their old meanings are dropped from the flags of old value records, kept everywhere else.
+    EXPECT_EQ(recordFlags(v3.kind, v3.flags, 3), kFlagNccl);
+    EXPECT_EQ(recordFlags(v3.kind, v3.flags, 4), v3.flags);
+    EXPECT_EQ(recordFlags(static_cast<uint8_t>(Kind::AllReduce), v3.flags, 3), v3.flags);
+  }
 }
 
 TEST(Format, TheSiteTableIsAssembledFromItsRecordsInAnyOrder) {

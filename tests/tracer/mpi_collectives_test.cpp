@@ -130,7 +130,10 @@ TEST_F(MpiCollectives, CountReductionValuesAreCapturedInOneRecordBesideTheCall) 
     std::vector<format::Record> calls = sequenced(traces_[r], world);
     EXPECT_EQ(count.seq(), calls.back().seq()) << "a capture names its call";
     EXPECT_EQ(count.commRank, calls.back().commRank);
-    EXPECT_TRUE(count.flags & format::kFlagIntegral);
+    // One meaning per flag bit (format 4): a value of an MPI call carries none; its type is the
+    // call's.
+    EXPECT_EQ(count.flags, 0) << "rank " << r;
+    EXPECT_EQ(count.dataType, calls.back().dataType);
     format::CapturedValue values[8];
     ASSERT_EQ(format::capturedValues(count, values), 2) << "rank " << r;
     EXPECT_FALSE(values[0].output);
@@ -284,7 +287,8 @@ TEST(MpiCaptureResults, LeadingOutputElementsOfEveryAllReduceWhenAskedFor) {
       if (c.commId == world && c.seq() == calls[3].seq())
         outputs.push_back(c);
     ASSERT_EQ(outputs.size(), 2u);
-    EXPECT_TRUE(outputs[0].flags & format::kFlagCaptureOutput);
+    EXPECT_EQ(outputs[0].op, format::kPackedOutputs);
+    EXPECT_EQ(outputs[1].op, format::kPackedOutputs);
     EXPECT_DOUBLE_EQ(outputs[0].auxDouble(), kRanks - 1.0);
     EXPECT_DOUBLE_EQ(outputs[1].auxDouble(), kRanks);
     EXPECT_EQ(outputs[1].count, 1u);

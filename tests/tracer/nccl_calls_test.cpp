@@ -200,9 +200,10 @@ TEST(NcclDeviceCapture, CountReductionOnDeviceBuffersIsCopiedOnItsStream) {
       EXPECT_EQ(c.seq(), reduces[0].seq());
       EXPECT_EQ(c.commId, reduces[0].commId);
     }
-    EXPECT_FALSE(captures[0].flags & format::kFlagCaptureOutput);
+    EXPECT_EQ(captures[0].op, format::kPackedInputs);
     EXPECT_DOUBLE_EQ(captures[0].auxDouble(), r + 1.0);
-    EXPECT_TRUE(captures[1].flags & format::kFlagCaptureOutput);
+    EXPECT_EQ(captures[1].op, format::kPackedOutputs);
+    EXPECT_EQ(captures[1].flags, format::kFlagNccl | format::kFlagDeviceBuffer);
     EXPECT_DOUBLE_EQ(captures[1].auxDouble(), 3.0);
     // The stream runs 20 ms behind the host: the captures were published when the stream got
     // there, well after the call was made and returned.

@@ -52,8 +52,6 @@ bool readElement(const void *buffer, uint64_t index, DataType type, double &valu
   }
 }
 
-bool integral(DataType type) { return type != DataType::Float32 && type != DataType::Float64; }
-
 // The call this thread is in and its values record (CallScope: one recorded call at a time per
 // thread), from the entry to the return.
 COLLCHECK_TLS const Record *heldCall = nullptr;
@@ -90,8 +88,7 @@ bool packValues(Record &rec, const Record &call, int n, const double *values, bo
   rec.dataType = call.dataType;
   rec.op = static_cast<uint8_t>(n | (outputs ? format::kPackedOutputs : format::kPackedInputs) |
                                 (narrow ? format::kPackedNarrow : 0));
-  rec.flags = static_cast<uint8_t>((integral(type) ? format::kFlagIntegral : 0) |
-                                   (call.flags & format::kFlagNccl));
+  rec.flags = call.flags & format::kFlagNccl;
   for (int i = 0; i < n; ++i) {
     char *at = reinterpret_cast<char *>(&rec) + format::packedSlotOffset(i, narrow);
     if (!narrow) {
@@ -197,9 +194,8 @@ void recordCapturedValues(const Record &call, const void *values, uint64_t eleme
     rec.peer = static_cast<int32_t>(elements);
     rec.dataType = call.dataType;
     rec.setAuxDouble(value);
-    rec.flags = static_cast<uint8_t>((output ? format::kFlagCaptureOutput : 0) |
-                                     (integral(type) ? format::kFlagIntegral : 0) |
-                                     (call.flags & format::kFlagNccl) | extraFlags);
+    rec.op = output ? format::kPackedOutputs : format::kPackedInputs;
+    rec.flags = static_cast<uint8_t>((call.flags & format::kFlagNccl) | extraFlags);
     Record *r = writeRecord(rec);
     if (!r)
       return;

@@ -320,6 +320,14 @@ inline uint16_t groupOrdinal(const Record &r, uint32_t version) {
 // window = build-id length (0: none), tscStart = the lowest segment's address relative to the
 // load address. ModuleText: commRank = module index, peer = offset in the module's text (build id
 // bytes, then the path), window = bytes here (at most kModuleTextBytes), bytes 8..47 the text.
+//
+// Version 4 adds source sites: a call made through a language runtime (Python) names the line of
+// the program's source that made it. The Module record of a source function has `op` =
+// kModuleSource, no addresses, and its text is the function's name (in place of the build id;
+// `window` its length) then the file's path; a CallSite record with `op` = kSiteSourceLine names a
+// line of it: count = the line, peer = that module's index, commId 0.
+inline constexpr uint8_t kModuleSource = 1;
+inline constexpr uint8_t kSiteSourceLine = 1;
 inline constexpr size_t kModuleTextOffset = 8;
 inline constexpr uint32_t kModuleTextBytes = 40;
 inline constexpr uint32_t kMaxModuleText = 4096 + 64;

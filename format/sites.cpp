@@ -21,14 +21,16 @@ bool SiteTableBuilder::add(const Record &r) {
     return false;
   if (kind == static_cast<uint8_t>(Kind::CallSite)) {
     if (r.group != kNoSite && r.group != kSiteOverflow)
-      table_.sites[r.group] = SiteInfo{r.commId, r.count,    r.peer,
-                                       r.aux,    r.tscStart, static_cast<int32_t>(r.window) - 1};
+      table_.sites[r.group] =
+          SiteInfo{r.op == kSiteSourceLine,           r.commId, r.count, r.peer, r.aux, r.tscStart,
+                   static_cast<int32_t>(r.window) - 1};
   } else if (kind == static_cast<uint8_t>(Kind::Module)) {
     // A length no writer produces leaves the module unknown rather than misread.
     if (r.peer < 0 || r.window > kMaxModuleText ||
         static_cast<uint64_t>(r.peer) + r.window > kMaxModuleText)
       return true;
     ModuleInfo &m = table_.modules[r.commRank];
+    m.source = r.op == kModuleSource;
     m.loadAddress = r.commId;
     m.lowAddress = r.tscStart;
     m.span = r.count;
@@ -71,13 +73,16 @@ SiteTable SiteTableBuilder::finish() {
   for (auto &[index, m] : table_.modules) {
     const Text &t = text_[index];
     m.complete = std::all_of(t.have.begin(), t.have.end(), [](bool b) { return b; });
-    std::string hex;
-    for (size_t k = 0; k < t.buildIdBytes && k < t.bytes.size(); ++k) {
-      char two[3];
-      std::snprintf(two, sizeof two, "%02x", static_cast<unsigned char>(t.bytes[k]));
-      hex += two;
+    std::string head = t.bytes.substr(0, std::min(t.buildIdBytes, t.bytes.size()));
+    if (m.source) {
+      m.function = head.substr(0, head.find('\0'));
+    } else {
+      for (unsigned char c : head) {
+        char two[3];
+        std::snprintf(two, sizeof two, "%02x", c);
+        m.buildId += two;
+      }
     }
-    m.buildId = hex;
     m.path = t.bytes.substr(std::min(t.buildIdBytes, t.bytes.size()));
     // A piece lost to a torn record leaves NULs: the path is cut there rather than misread.
     m.path = m.path.substr(0, m.path.find('\0'));

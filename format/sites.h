@@ -1,5 +1,5 @@
-// A trace's call-site table and module map (version 3), read from its CallSite, Module and
-// ModuleText records: what the analyzer needs to say where each call was made.
+// A trace's call-site table and module map (version 3; source sites from version 4), read from its
+// CallSite, Module and ModuleText records: what the analyzer needs to say where each call was made.
 #pragma once
 
 #include "format/reader.h"
@@ -12,6 +12,8 @@
 namespace collcheck::format {
 
 struct ModuleInfo {
+  bool source = false;      // a function of a program's source (Python), not a loaded object
+  std::string function;     // a source module's function name
   uint64_t loadAddress = 0; // the bias the ELF's addresses are relative to
   uint64_t lowAddress = 0;  // lowest loadable segment, relative to the load address
   uint64_t span = 0;        // bytes from the lowest to the highest loadable segment end
@@ -21,9 +23,10 @@ struct ModuleInfo {
 };
 
 struct SiteInfo {
-  uint64_t address = 0; // the return address in the process
-  uint64_t offset = 0;  // the address in the module's ELF address space (address - load)
-  int32_t module = -1;  // index into SiteTable::modules, -1 when in no known module
+  bool sourceLine = false; // a line of a source module: `offset` is the line, no address
+  uint64_t address = 0;    // the return address in the process
+  uint64_t offset = 0;     // the address in the module's ELF address space (address - load)
+  int32_t module = -1;     // index into SiteTable::modules, -1 when in no known module
   // Where the function that made the call keeps a frame pointer: its own return address (the
   // line that called the application's wrapper), 0 when not recorded.
   uint64_t from = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <map>
 #include <thread>
 #include <unordered_map>
@@ -78,10 +79,25 @@ FileSites scanFile(const TraceFile &file, const Targets &targets, size_t wanted)
   return out;
 }
 
-// A return address of a trace's table, symbolized; `hint` says why not, where it is not.
+// A return address of a trace's table, symbolized; `hint` says why not, where it is not. A source
+// site's line (`offset`) needs no symbolizing: its module is the function and file.
 CodePoint pointOf(const format::SiteTable &table, uint64_t address, uint64_t offset,
-                  int32_t moduleIndex, Symbolizer &symbolizer, std::string &hint) {
+                  int32_t moduleIndex, bool sourceLine, Symbolizer &symbolizer, std::string &hint) {
   const format::ModuleInfo *module = table.module(moduleIndex);
+  if (sourceLine) {
+    CodePoint point;
+    if (!module || !module->source) {
+      hint = "the record of the source file was lost (a torn record)";
+      return point;
+    }
+    point.resolved = !module->path.empty();
+    point.file = module->path;
+    point.function = module->function;
+    point.line = static_cast<int>(std::min<uint64_t>(offset, INT32_MAX));
+    if (!point.resolved)
+      hint = "the source file's name was lost (a torn record)";
+    return point;
+  }
   if (!module) {
     hint = "the address lies in no module the process had loaded when it was recorded";
     CodePoint point;
@@ -138,11 +154,11 @@ CallSiteStats attachCallSites(const TraceSet &traces, std::vector<Finding> &find
       if (!site)
         continue; // no site recorded (a caller not known, the table full or a lost record)
       CallSite cs;
-      static_cast<CodePoint &>(cs) =
-          pointOf(perFile[f].table, site->address, site->offset, site->module, symbolizer, cs.hint);
+      static_cast<CodePoint &>(cs) = pointOf(perFile[f].table, site->address, site->offset,
+                                             site->module, site->sourceLine, symbolizer, cs.hint);
       if (site->from) {
         std::string ignored;
-        cs.from = pointOf(perFile[f].table, site->from, site->fromOffset, site->fromModule,
+        cs.from = pointOf(perFile[f].table, site->from, site->fromOffset, site->fromModule, false,
                           symbolizer, ignored);
       }
       auto [it, inserted] = grouped[finding].emplace(describeCallSite(cs), cs);

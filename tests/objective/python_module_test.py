@@ -178,10 +178,13 @@ def main():
             # The comm-hook form: declares before each bucket, then DDP's default allreduce_hook.
             calls = []
             collcheck.torch._default_allreduce_hook = lambda: (lambda state, bucket: calls.append((state, bucket)) or "future")
+            class Bucket:                  # c10d's GradBucket: index()
+                def index(self): return 0
+            bucket = Bucket()
             hooked = DistributedDataParallel(2)
             print(collcheck.torch.declare_ddp(hooked, comm_hook=True))
             state, hook = hooked.hooks[0]
-            print(state is hooked.process_group, hook(state, "bucket"), calls == [(state, "bucket")])
+            print(state is hooked.process_group, hook(state, bucket), calls == [(state, bucket)])
         """), preload=True, output=output)
         assert out.returncode == 0, out.stderr
         assert out.stdout.split() == ["0.25", "0.125", "None", "0.125", "ValueError", "TypeError",

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <link.h>
 #include <map>
+#include <set>
 #include <thread>
 #include <unistd.h>
 #include <utility>
@@ -175,5 +176,63 @@ TEST(CallSites, OneIndexPerReturnAddressWrittenOnceWithItsModule) {
       },
       &expected);
   EXPECT_EQ(module->buildId, expected);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CallSites, ASourceSiteNamesItsLineAndHoldsForItsThreadOnly) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("collcheck-source-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("COLLCHECK_OUTPUT", dir.c_str(), 1);
+  ASSERT_NE(reserveSlot(), nullptr);
+
+  uint16_t step12 = internSourceSite("/src/train.py", "step", 12);
+  uint16_t native = siteOfMyCaller();
+  EXPECT_NE(step12, format::kNoSite);
+  EXPECT_EQ(internSourceSite("/src/train.py", "step", 12), step12) << "one index per line";
+  uint16_t step13 = internSourceSite("/src/train.py", "step", 13);
+  uint16_t eval12 = internSourceSite("/src/train.py", "evaluate", 12);
+  std::string longName(200, 'f');
+  uint16_t clipped = internSourceSite("/src/train.py", longName.c_str(), 1);
+  EXPECT_EQ(std::set<uint16_t>({step12, step13, eval12, clipped, native}).size(), 5u);
+
+  // While the thread has a source site, its calls carry it; another thread's do not.
+  detail::sourceSite = step13;
+  EXPECT_EQ(siteOfMyCaller(), step13);
+  uint16_t elsewhere = format::kNoSite;
+  std::thread([&] { elsewhere = siteOfMyCaller(); }).join();
+  EXPECT_NE(elsewhere, step13);
+  EXPECT_NE(elsewhere, format::kNoSite);
+  detail::sourceSite = format::kNoSite;
+  EXPECT_NE(siteOfMyCaller(), step13);
+  markFinished();
+
+  std::string error;
+  auto reader = format::Reader::open(traceFile(dir), error);
+  ASSERT_TRUE(reader) << error;
+  format::SiteTable table = format::readSiteTable(*reader);
+  auto line = [&](uint16_t index, const char *function, uint64_t number) {
+    const format::SiteInfo *site = table.site(index);
+    ASSERT_NE(site, nullptr) << index;
+    EXPECT_TRUE(site->sourceLine);
+    EXPECT_EQ(site->offset, number);
+    const format::ModuleInfo *module = table.module(site->module);
+    ASSERT_NE(module, nullptr);
+    EXPECT_TRUE(module->source);
+    EXPECT_TRUE(module->complete);
+    EXPECT_EQ(module->path, "/src/train.py");
+    EXPECT_EQ(module->function, function);
+  };
+  line(step12, "step", 12);
+  line(step13, "step", 13);
+  line(eval12, "evaluate", 12);
+  line(clipped, longName.substr(0, 64).c_str(), 1);
+  EXPECT_EQ(table.site(step12)->module, table.site(step13)->module) << "one module per function";
+  EXPECT_NE(table.site(step12)->module, table.site(eval12)->module);
+  const format::SiteInfo *own = table.site(native);
+  ASSERT_NE(own, nullptr);
+  EXPECT_FALSE(own->sourceLine);
+  ASSERT_NE(table.module(own->module), nullptr);
+  EXPECT_FALSE(table.module(own->module)->source);
   std::filesystem::remove_all(dir);
 }

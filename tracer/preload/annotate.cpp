@@ -1,7 +1,9 @@
-// Definitions of the annotation entry points declared weak in collcheck/annotate.h. Each becomes a
-// meta record on no communicator, stamped with the current window.
+// Definitions of the entry points declared weak in collcheck/annotate.h. Each annotation becomes a
+// meta record on no communicator, stamped with the current window; a source site is a call site
+// (call_site.h).
 #include "collcheck/annotate.h"
 
+#include "tracer/preload/call_site.h"
 #include "tracer/preload/core.h"
 
 using namespace collcheck::tracer;
@@ -40,3 +42,18 @@ COLLCHECK_EXPORT void collcheck_normalization(int how, double multiplier) {
 COLLCHECK_EXPORT void collcheck_reducer_scale(double factor) {
   recordValue(format::Kind::ReducerScale, factor, 0);
 }
+
+COLLCHECK_EXPORT uint32_t collcheck_source_site(const char *file, const char *function,
+                                                uint32_t line) {
+  return file && function ? internSourceSite(file, function, line) : format::kNoSite;
+}
+
+COLLCHECK_EXPORT int collcheck_site_enter(uint32_t site) {
+  if (detail::sourceSite != format::kNoSite || site == format::kNoSite ||
+      site > format::kSiteOverflow)
+    return 0;
+  detail::sourceSite = static_cast<uint16_t>(site);
+  return 1;
+}
+
+COLLCHECK_EXPORT void collcheck_site_leave(void) { detail::sourceSite = format::kNoSite; }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <elf.h>
 #include <link.h>
+#include <map>
 #include <new>
 #include <pthread.h>
 #include <string>
@@ -18,6 +19,7 @@ namespace collcheck::tracer {
 namespace detail {
 COLLCHECK_TLS const void *caller = nullptr;
 COLLCHECK_TLS const void *callerFrame = nullptr;
+COLLCHECK_TLS uint16_t sourceSite = format::kNoSite;
 COLLCHECK_TLS uintptr_t stackLow = 0, stackHigh = 0;
 COLLCHECK_TLS SiteCacheEntry siteCache[kSiteCacheEntries];
 } // namespace detail
@@ -155,22 +157,19 @@ std::string executablePath() {
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
 }
 
-void writeModule(const KnownModule &m, const std::string &buildId) {
-  std::string text = buildId + m.name.substr(0, format::kMaxModuleText - buildId.size());
-  Record rec{};
+// A Module record and its text in ModuleText records, `head` (a build id, or a source function's
+// name) then `path`.
+void writeModule(Record rec, const std::string &head, const std::string &path) {
+  std::string text = head + path.substr(0, format::kMaxModuleText - head.size());
   rec.kind = static_cast<uint8_t>(Kind::Module);
-  rec.commRank = m.index;
-  rec.commId = m.base;
-  rec.tscStart = m.low - m.base;
-  rec.count = m.high - m.low;
-  rec.peer = static_cast<int32_t>(text.size() - buildId.size());
-  rec.window = static_cast<uint32_t>(buildId.size());
+  rec.peer = static_cast<int32_t>(text.size() - head.size());
+  rec.window = static_cast<uint32_t>(head.size());
   rec.setSeqThread(0, static_cast<uint16_t>(threadIndex < 0 ? 0 : threadIndex));
   writeRecord(rec);
   for (size_t at = 0; at < text.size(); at += format::kModuleTextBytes) {
     Record piece{};
     piece.kind = static_cast<uint8_t>(Kind::ModuleText);
-    piece.commRank = m.index;
+    piece.commRank = rec.commRank;
     piece.peer = static_cast<int32_t>(at);
     size_t bytes = std::min<size_t>(format::kModuleTextBytes, text.size() - at);
     piece.window = static_cast<uint32_t>(bytes);
@@ -178,6 +177,15 @@ void writeModule(const KnownModule &m, const std::string &buildId) {
                 bytes);
     writeRecord(piece);
   }
+}
+
+void writeModule(const KnownModule &m, const std::string &buildId) {
+  Record rec{};
+  rec.commRank = m.index;
+  rec.commId = m.base;
+  rec.tscStart = m.low - m.base;
+  rec.count = m.high - m.low;
+  writeModule(rec, buildId, m.name);
 }
 
 // One loaded object as dl_iterate_phdr shows it, read before it is compared with the known ones.
@@ -375,7 +383,61 @@ uint16_t lookupSite(uintptr_t address, const void *frame) {
 }
 } // namespace detail
 
+namespace {
+
+// Source sites, numbered with the others: per (file, function) a source module, per line of it a
+// site. Under `slowMutex`; the language runtime keeps its own cache in front (one call per
+// distinct site and process).
+std::map<std::pair<std::string, std::string>, int32_t> *sourceModules = nullptr;
+std::map<std::pair<int32_t, uint32_t>, uint16_t> *sourceLines = nullptr;
+
+uint16_t sourceSiteOf(const char *file, const char *function, uint32_t line) {
+  // Bounded so that a module's text stays within format::kMaxModuleText.
+  std::string path(file, strnlen(file, 4096)), name(function, strnlen(function, 64));
+  if (!sourceModules) {
+    sourceModules = new std::map<std::pair<std::string, std::string>, int32_t>();
+    sourceLines = new std::map<std::pair<int32_t, uint32_t>, uint16_t>();
+  }
+  auto [module, isNew] = sourceModules->try_emplace({path, name}, modulesWritten);
+  if (isNew) {
+    Record rec{};
+    rec.commRank = modulesWritten++;
+    rec.op = format::kModuleSource;
+    writeModule(rec, name, path);
+  }
+  auto [site, firstSight] = sourceLines->try_emplace({module->second, line}, format::kNoSite);
+  if (!firstSight)
+    return site->second;
+  if (sitesAssigned >= format::kMaxSites)
+    return site->second = format::kSiteOverflow;
+  site->second = static_cast<uint16_t>(++sitesAssigned);
+  Record rec{};
+  rec.kind = static_cast<uint8_t>(Kind::CallSite);
+  rec.op = format::kSiteSourceLine;
+  rec.group = site->second;
+  rec.count = line;
+  rec.peer = module->second;
+  rec.commRank = -1;
+  rec.setSeqThread(0, static_cast<uint16_t>(threadIndex < 0 ? 0 : threadIndex));
+  writeRecord(rec);
+  return site->second;
+}
+
+} // namespace
+
+uint16_t internSourceSite(const char *file, const char *function, uint32_t line) {
+  pthread_mutex_lock(&slowMutex);
+  uint16_t site = sourceSiteOf(file, function, line);
+  pthread_mutex_unlock(&slowMutex);
+  return site;
+}
+
 void forgetCallSitesAfterFork() {
+  sourceSite = format::kNoSite;
+  if (sourceModules) {
+    sourceModules->clear();
+    sourceLines->clear();
+  }
   new (&slowMutex) pthread_mutex_t(PTHREAD_MUTEX_INITIALIZER);
   for (size_t i = 0; i < kTableSlots; ++i) {
     if (tableKeys[i].load(std::memory_order_relaxed) != 0)

@@ -7,6 +7,7 @@
 // syscall.
 #pragma once
 
+#include "format/record.h"
 #include "tracer/preload/core.h"
 
 #include <cstdint>
@@ -19,6 +20,9 @@ namespace detail {
 // record gets no site).
 extern COLLCHECK_TLS const void *caller;
 extern COLLCHECK_TLS const void *callerFrame;
+// The source site (a line of a Python program, collcheck_site_enter) every call of this thread is
+// made from until collcheck_site_leave; kNoSite: none, the call's own caller is its site.
+extern COLLCHECK_TLS uint16_t sourceSite;
 // This thread's stack, [low, high): a frame is read only inside it. Zero until the first site's
 // slow path in the thread.
 extern COLLCHECK_TLS uintptr_t stackLow, stackHigh;
@@ -32,12 +36,12 @@ struct SiteCacheEntry {
   uint16_t site;
   bool walk; // `address` lies in a function that keeps a frame pointer
 };
-inline constexpr size_t kSiteCacheEntries = 32;
+inline constexpr size_t kSiteCacheEntries = 128; // siteCacheSlot keeps 7 bits
 extern COLLCHECK_TLS SiteCacheEntry siteCache[kSiteCacheEntries];
 inline size_t siteCacheSlot(uintptr_t address) {
-  // Return addresses of neighbouring calls differ in their low bits; a program's sites spread well
-  // over a few of them.
-  return static_cast<size_t>((address ^ (address >> 9)) & (kSiteCacheEntries - 1));
+  // A multiplicative hash, top bits: the low bits alone collide for call instructions a multiple of
+  // 32 bytes apart, and colliding sites called in turn take the slow path on every call.
+  return static_cast<size_t>((address * 0x9e3779b97f4a7c15ull) >> 57);
 }
 // The return address in the frame `frame` of a function that keeps a frame pointer, 0 where the
 // frame lies outside this thread's stack, or below the frame running now (a caller's frame is
@@ -67,6 +71,8 @@ inline void setCaller(const void *address, const void *frame) {
 
 // The site index of this thread's current caller, format::kNoSite when none.
 inline uint16_t currentSite() {
+  if (detail::sourceSite != format::kNoSite) [[unlikely]]
+    return detail::sourceSite;
   auto address = reinterpret_cast<uintptr_t>(detail::caller);
   const detail::SiteCacheEntry &e = detail::siteCache[detail::siteCacheSlot(address)];
   if (e.address == address) [[likely]] {
@@ -76,6 +82,10 @@ inline uint16_t currentSite() {
   }
   return detail::lookupSite(address, detail::callerFrame);
 }
+
+// The index of a source site (a line of a Python program): numbered with the others, its CallSite
+// and Module records written at its first sight in the process (under the slow path's mutex).
+uint16_t internSourceSite(const char *file, const char *function, uint32_t line);
 
 // In a forked child: its new trace file starts a new table (the parent's records are in the
 // parent's file). Runs in the thread that survived the fork.

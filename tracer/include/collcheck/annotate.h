@@ -29,6 +29,18 @@ void collcheck_valid_count(double count) __attribute__((weak));
 void collcheck_normalization(int how, double multiplier) __attribute__((weak));
 void collcheck_reducer_scale(double factor) __attribute__((weak));
 
+/* Source sites, for the bindings of other languages (collcheck's Python module): the calls this
+ * thread makes between collcheck_site_enter(site) and collcheck_site_leave() are recorded as made
+ * at `site`, a line of the program's source, instead of at their native caller. */
+/* The index of the site `file`:`line` in `function` (0 where none can be recorded); the first call
+ * for a site writes it to the trace (microseconds), so keep the index. */
+uint32_t collcheck_source_site(const char *file, const char *function, uint32_t line)
+    __attribute__((weak));
+/* Returns 1 when the site is now this thread's, 0 when the thread already had one (the outermost
+ * site is kept); call collcheck_site_leave() only after a 1. */
+int collcheck_site_enter(uint32_t site) __attribute__((weak));
+void collcheck_site_leave(void) __attribute__((weak));
+
 /* Start of optimizer update `window` (0, 1, 2, ...): later collectives belong to it. */
 static inline void collcheck_annotate_window(uint64_t window) {
   if (collcheck_window_begin)

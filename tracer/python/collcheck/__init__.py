@@ -18,13 +18,22 @@ test, raises nothing, writes nothing and reads no tensor (no ``.item()``, so no 
         loss = (per_item_loss * batch.mask).sum() / n
         collcheck.normalization(collcheck.LOCAL_MEAN)
         loss.backward()
+
+It also records where a program's collectives were made: a function decorated with
+``collcheck.call_sites`` has every collective it makes recorded as made at the line of Python that
+called it (``collcheck.torch.record_call_sites()`` does so for torch.distributed), so that
+``collcheck analyze`` names that line in its findings.
 """
 
 import ctypes
+import functools
+import os
+import sys
 
 __all__ = [
     "UNKNOWN", "LOCAL_MEAN", "GLOBAL_MEAN", "SUM", "MULTIPLIER",
-    "active", "window_begin", "valid_count", "normalization", "reducer_scale",
+    "active", "window_begin", "valid_count", "normalization", "reducer_scale", "call_sites",
+    "source_site", "site",
 ]
 
 # How the local loss was normalized (the values of enum collcheck_normalization).
@@ -42,11 +51,15 @@ _NAMES = {
     "multiplier": MULTIPLIER,
 }
 
+# Entry point: (argument types, result type).
 _SIGNATURES = {
-    "collcheck_window_begin": [ctypes.c_uint64],
-    "collcheck_valid_count": [ctypes.c_double],
-    "collcheck_normalization": [ctypes.c_int, ctypes.c_double],
-    "collcheck_reducer_scale": [ctypes.c_double],
+    "collcheck_window_begin": ([ctypes.c_uint64], None),
+    "collcheck_valid_count": ([ctypes.c_double], None),
+    "collcheck_normalization": ([ctypes.c_int, ctypes.c_double], None),
+    "collcheck_reducer_scale": ([ctypes.c_double], None),
+    "collcheck_source_site": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32], ctypes.c_uint32),
+    "collcheck_site_enter": ([ctypes.c_uint32], ctypes.c_int),
+    "collcheck_site_leave": ([], None),
 }
 
 
@@ -57,13 +70,13 @@ def _find_entry_points():
     except OSError:
         return {}
     found = {}
-    for name, argtypes in _SIGNATURES.items():
+    for name, (argtypes, restype) in _SIGNATURES.items():
         try:
             function = getattr(process, name)
         except AttributeError:
             continue
         function.argtypes = argtypes
-        function.restype = None
+        function.restype = restype
         found[name] = function
     return found
 
@@ -140,3 +153,81 @@ def reducer_scale(factor, every_window=False):
     if every_window:
         _standing_reducer_scales.append(factor)
     function(factor)
+
+
+# Site indexes by (code object, line) or by name: the tracer writes a site once per process, and
+# a forked child starts a trace of its own, with its own table.
+_site_indexes = {}
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_site_indexes.clear)
+
+
+def source_site(file, line, function):
+    """The tracer's index of the site `file`:`line` in `function` (0 without the tracer): written
+    to the trace once per process, then usable with `site`."""
+    key = (file, int(line), function)
+    index = _site_indexes.get(key)
+    if index is None:
+        register = _entry_points.get("collcheck_source_site")
+        if register is None:
+            return 0
+        index = _site_indexes[key] = register(os.fsencode(file), function.encode(), int(line))
+    return index
+
+
+class site:
+    """A context in which this thread's collectives are recorded as made at `file`:`line` in
+    `function` (an index from `source_site` works too). The outermost one holds: a site entered
+    inside another is ignored."""
+
+    __slots__ = ("_index", "_entered")
+
+    def __init__(self, file, line=0, function=""):
+        self._index = file if isinstance(file, int) else source_site(file, line, function)
+        self._entered = False
+
+    def __enter__(self):
+        enter = _entry_points.get("collcheck_site_enter")
+        self._entered = bool(enter and self._index and enter(self._index))
+        return self
+
+    def __exit__(self, *exc):
+        if self._entered:
+            _entry_points["collcheck_site_leave"]()
+            self._entered = False
+        return False
+
+
+def call_sites(function):
+    """Decorator: every collective `function` makes (through MPI or NCCL, at any depth) is recorded
+    as made at the line of Python that called it, so that a finding names that line rather than a
+    line inside a library. Without the tracer it returns `function` itself: no cost at all.
+
+    Costs about a microsecond per call with the tracer (a frame look-up and two calls into it)."""
+    enter = _entry_points.get("collcheck_site_enter")
+    leave = _entry_points.get("collcheck_site_leave")
+    register = _entry_points.get("collcheck_source_site")
+    if enter is None or leave is None or register is None:
+        return function
+    if getattr(function, "__collcheck_call_sites__", False):
+        return function
+    getframe = sys._getframe
+
+    @functools.wraps(function)
+    def recorded_at_caller(*args, **kwargs):
+        frame = getframe(1)
+        code = frame.f_code
+        key = (code, frame.f_lineno)
+        index = _site_indexes.get(key)
+        if index is None:
+            index = _site_indexes[key] = register(os.fsencode(code.co_filename),
+                                                  code.co_name.encode(), frame.f_lineno)
+        if not enter(index):
+            return function(*args, **kwargs)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            leave()
+
+    recorded_at_caller.__collcheck_call_sites__ = True
+    return recorded_at_caller

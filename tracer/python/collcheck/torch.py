@@ -8,6 +8,8 @@ bucket (docs/annotations.md):
     model = FullyShardedDataParallel(net)
     collcheck.torch.declare_fsdp(model)         # FSDP's pre- and post-divide factors
 
+    collcheck.torch.record_call_sites()         # findings name the line of each dist.* call
+
 Written against the documented torch APIs and the attributes the wrappers keep (named below). It
 imports torch only where a fallback needs it; it never runs a collective. Like the rest of the
 module, the declarations are no-ops when the collcheck preload library is not loaded.
@@ -15,7 +17,19 @@ module, the declarations are no-ops when the collcheck preload library is not lo
 
 import collcheck
 
-__all__ = ["declare_ddp", "declare_fsdp", "ddp_reducer_scale", "fsdp_reducer_scale"]
+__all__ = ["declare_ddp", "declare_fsdp", "ddp_reducer_scale", "fsdp_reducer_scale",
+           "record_call_sites", "COLLECTIVES"]
+
+# The functions of torch.distributed that issue collectives or point-to-point transfers (those a
+# given torch version lacks are skipped).
+COLLECTIVES = (
+    "all_reduce", "all_reduce_coalesced", "broadcast", "reduce", "all_gather",
+    "all_gather_into_tensor", "_all_gather_base", "all_gather_coalesced", "all_gather_object",
+    "gather", "gather_object", "scatter", "scatter_object_list", "reduce_scatter",
+    "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single",
+    "broadcast_object_list", "barrier", "monitored_barrier", "send", "recv", "isend", "irecv",
+    "batch_isend_irecv",
+)
 
 
 def _group_size(group):
@@ -50,7 +64,9 @@ def declare_ddp(model, comm_hook=False):
     With `comm_hook`, it registers a DDP communication hook instead (model.register_comm_hook,
     which DDP accepts once, before the first backward): the hook declares the factor right before
     each bucket's all-reduce and then runs DDP's default allreduce_hook, which divides the bucket
-    by the group size and all-reduces it with SUM, as DDP does without a hook."""
+    by the group size and all-reduces it with SUM, as DDP does without a hook. Each bucket's
+    all-reduce is then recorded as "DistributedDataParallel bucket <i> (<model class>)" at the line
+    that defines the model's class: findings name DDP's reducer, not a line of torch."""
     factor = ddp_reducer_scale(model)
     if not comm_hook:
         collcheck.reducer_scale(factor, every_window=True)
@@ -58,9 +74,24 @@ def declare_ddp(model, comm_hook=False):
     group = getattr(model, "process_group", None)
     allreduce_hook = _default_allreduce_hook()
 
+    import inspect
+
+    # Each bucket's all-reduce is named as DDP's, on the line where the model's class is defined.
+    net = type(getattr(model, "module", model))
+    try:
+        where = (inspect.getsourcefile(net) or "<unknown>", inspect.getsourcelines(net)[1])
+    except (TypeError, OSError):
+        where = ("<unknown>", 0)
+    sites = {}
+
     def declaring_allreduce_hook(state, bucket):
         collcheck.reducer_scale(factor)
-        return allreduce_hook(state, bucket)
+        index = bucket.index()
+        if index not in sites:
+            sites[index] = collcheck.source_site(
+                where[0], where[1], f"DistributedDataParallel bucket {index} ({net.__name__})")
+        with collcheck.site(sites[index]):
+            return allreduce_hook(state, bucket)
 
     model.register_comm_hook(group, declaring_allreduce_hook)
     return factor
@@ -114,3 +145,33 @@ def declare_fsdp(model):
     if factor is not None:
         collcheck.reducer_scale(factor, every_window=True)
     return factor
+
+
+def record_call_sites(names=COLLECTIVES):
+    """Has every collective issued through torch.distributed's functions (`names`) recorded as
+    made at the line of Python that called the function, where a NCCL or MPI call alone would name
+    a line of libtorch: findings then point at the program. Replaces the functions in
+    torch.distributed (and its distributed_c10d module), so it holds for calls written
+    `dist.all_reduce(...)`; a name imported before (`from torch.distributed import all_reduce`)
+    keeps the original. Returns the names replaced: none without the collcheck preload library,
+    where it costs nothing. With it, about a microsecond per call (docs/performance.md)."""
+    if not collcheck.active():
+        return []
+    import torch.distributed as dist
+
+    modules = [dist]
+    c10d = getattr(dist, "distributed_c10d", None)
+    if c10d is not None:
+        modules.append(c10d)
+    replaced = []
+    for name in names:
+        for module in modules:
+            original = getattr(module, name, None)
+            if original is None or not callable(original):
+                continue
+            wrapped = collcheck.call_sites(original)
+            if wrapped is not original:
+                setattr(module, name, wrapped)
+                if name not in replaced:
+                    replaced.append(name)
+    return replaced

@@ -197,13 +197,13 @@ TEST(CallSites, ASourceSiteNamesItsLineAndHoldsForItsThreadOnly) {
   EXPECT_EQ(std::set<uint16_t>({step12, step13, eval12, clipped, native}).size(), 5u);
 
   // While the thread has a source site, its calls carry it; another thread's do not.
-  detail::sourceSite = step13;
+  detail::outerSite = step13;
   EXPECT_EQ(siteOfMyCaller(), step13);
   uint16_t elsewhere = format::kNoSite;
   std::thread([&] { elsewhere = siteOfMyCaller(); }).join();
   EXPECT_NE(elsewhere, step13);
   EXPECT_NE(elsewhere, format::kNoSite);
-  detail::sourceSite = format::kNoSite;
+  detail::outerSite = format::kNoSite;
   EXPECT_NE(siteOfMyCaller(), step13);
   markFinished();
 

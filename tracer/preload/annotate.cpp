@@ -49,11 +49,11 @@ COLLCHECK_EXPORT uint32_t collcheck_source_site(const char *file, const char *fu
 }
 
 COLLCHECK_EXPORT int collcheck_site_enter(uint32_t site) {
-  if (detail::sourceSite != format::kNoSite || site == format::kNoSite ||
+  if (detail::outerSite != format::kNoSite || site == format::kNoSite ||
       site > format::kSiteOverflow)
     return 0;
-  detail::sourceSite = static_cast<uint16_t>(site);
+  detail::outerSite = static_cast<uint16_t>(site);
   return 1;
 }
 
-COLLCHECK_EXPORT void collcheck_site_leave(void) { detail::sourceSite = format::kNoSite; }
+COLLCHECK_EXPORT void collcheck_site_leave(void) { detail::outerSite = format::kNoSite; }

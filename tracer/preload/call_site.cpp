@@ -19,7 +19,7 @@ namespace collcheck::tracer {
 namespace detail {
 COLLCHECK_TLS const void *caller = nullptr;
 COLLCHECK_TLS const void *callerFrame = nullptr;
-COLLCHECK_TLS uint16_t sourceSite = format::kNoSite;
+COLLCHECK_TLS uint16_t outerSite = format::kNoSite;
 COLLCHECK_TLS uintptr_t stackLow = 0, stackHigh = 0;
 COLLCHECK_TLS SiteCacheEntry siteCache[kSiteCacheEntries];
 } // namespace detail
@@ -433,7 +433,7 @@ uint16_t internSourceSite(const char *file, const char *function, uint32_t line)
 }
 
 void forgetCallSitesAfterFork() {
-  sourceSite = format::kNoSite;
+  outerSite = format::kNoSite;
   if (sourceModules) {
     sourceModules->clear();
     sourceLines->clear();

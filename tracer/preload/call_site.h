@@ -20,9 +20,10 @@ namespace detail {
 // record gets no site).
 extern COLLCHECK_TLS const void *caller;
 extern COLLCHECK_TLS const void *callerFrame;
-// The source site (a line of a Python program, collcheck_site_enter) every call of this thread is
-// made from until collcheck_site_leave; kNoSite: none, the call's own caller is its site.
-extern COLLCHECK_TLS uint16_t sourceSite;
+// A site an outer layer set for every call this thread makes until it clears it: a line of a
+// Python program (collcheck_site_enter), or the Fortran caller of an MPI binding that calls the C
+// function (mpi_fortran.cpp, under MPICH). kNoSite: none, the call's own caller is its site.
+extern COLLCHECK_TLS uint16_t outerSite;
 // This thread's stack, [low, high): a frame is read only inside it. Zero until the first site's
 // slow path in the thread.
 extern COLLCHECK_TLS uintptr_t stackLow, stackHigh;
@@ -71,8 +72,8 @@ inline void setCaller(const void *address, const void *frame) {
 
 // The site index of this thread's current caller, format::kNoSite when none.
 inline uint16_t currentSite() {
-  if (detail::sourceSite != format::kNoSite) [[unlikely]]
-    return detail::sourceSite;
+  if (detail::outerSite != format::kNoSite) [[unlikely]]
+    return detail::outerSite;
   auto address = reinterpret_cast<uintptr_t>(detail::caller);
   const detail::SiteCacheEntry &e = detail::siteCache[detail::siteCacheSlot(address)];
   if (e.address == address) [[likely]] {

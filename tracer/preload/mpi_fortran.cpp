@@ -14,6 +14,7 @@
 #include "tracer/preload/mpi_recording.h"
 
 #include <dlfcn.h>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -57,24 +58,34 @@ MPI_Comm cComm(const void *fortran) {
 
 bool succeeded(const MPI_Fint *ierr) { return !ierr || *ierr == MPI_SUCCESS; }
 
-// The scope of a Fortran wrapper. MPICH's Fortran bindings call its internals, not the C
-// functions these wrappers' MPICH build takes over, and a Fortran handle means nothing to this
-// build: under MPICH the Fortran calls are forwarded untouched and not recorded, which is said
-// once.
+// The scope of a Fortran wrapper. Under Open MPI it records (the outermost call only). MPICH's
+// Fortran bindings convert their arguments and call its C functions (MPI_Allreduce, through the
+// PLT), whose wrappers record the call with C handles: under MPICH this one opens no scope and
+// records nothing, and a collective's wrapper only hands the C wrapper its Fortran caller's site.
 class FortranScope {
 public:
   FortranScope() {
-    if (!scope_.outermost() && currentMpiAbi() == MpiAbi::Mpich) [[unlikely]] {
-      static std::atomic<bool> said{false};
-      if (!said.exchange(true))
-        warn("MPI's Fortran bindings are not recorded under MPICH (its C calls are): this "
-             "process's Fortran MPI calls are forwarded untouched");
+    if (currentMpiAbi() != MpiAbi::Mpich) [[likely]]
+      scope_.emplace();
+  }
+  FortranScope(const void *caller, const void *frame) : FortranScope() {
+    if (!scope_ && tracer::detail::outerSite == format::kNoSite && tracer::detail::callDepth == 0) {
+      setCaller(caller, frame);
+      tracer::detail::outerSite = currentSite();
+      handedSite_ = true;
     }
   }
-  bool outermost() const { return scope_.outermost(); }
+  ~FortranScope() {
+    if (handedSite_)
+      tracer::detail::outerSite = format::kNoSite;
+  }
+  FortranScope(const FortranScope &) = delete;
+  FortranScope &operator=(const FortranScope &) = delete;
+  bool outermost() const { return scope_ && scope_->outermost(); }
 
 private:
-  MpiScope scope_;
+  std::optional<MpiScope> scope_;
+  bool handedSite_ = false;
 };
 
 void missingFortran(MPI_Fint *ierr) {
@@ -171,7 +182,7 @@ template <class... P> struct FortranCollective<int (*)(P...)> {
     auto *ierr = static_cast<MPI_Fint *>(fortran[kErrorCode]);
     if (!real) [[unlikely]]
       return missingFortran(ierr);
-    FortranScope scope;
+    FortranScope scope(caller, frame);
     Started started = scope.outermost() ? (setCaller(caller, frame),
                                            start(record, fortran, std::index_sequence_for<P...>{}))
                                         : Started{};

@@ -90,6 +90,23 @@ def main():
         """, preload=False, output=os.path.join(args.work, "absent-tensor"))
         assert out.returncode == 0 and out.stdout.strip() == "done", out.stderr
 
+    @case("python.call_sites_cost_nothing_without_preload")
+    def _():
+        out = python("""
+            import collcheck, collcheck.torch
+
+            def reduce(): return "reduced"
+            print(collcheck.call_sites(reduce) is reduce, collcheck.torch.record_call_sites())
+            with collcheck.site("train.py", 12, "step"):
+                print(reduce(), collcheck.source_site("train.py", 12, "step"))
+            try:
+                collcheck.source_site("train.py", -1, "step")
+            except ValueError as e:
+                print("ValueError")
+        """, preload=False, output=os.path.join(args.work, "absent-sites"))
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == ["True", "[]", "reduced", "0", "ValueError"], out.stdout
+
     @case("python.records_under_preload")
     def _():
         output = os.path.join(args.work, "present")

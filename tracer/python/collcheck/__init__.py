@@ -165,13 +165,16 @@ if hasattr(os, "register_at_fork"):
 def source_site(file, line, function):
     """The tracer's index of the site `file`:`line` in `function` (0 without the tracer): written
     to the trace once per process, then usable with `site`."""
-    key = (file, int(line), function)
+    line = int(line)
+    if line < 0:
+        raise ValueError(f"collcheck.source_site: the line is a non-negative number, not {line}")
+    key = (file, line, function)
     index = _site_indexes.get(key)
     if index is None:
         register = _entry_points.get("collcheck_source_site")
         if register is None:
             return 0
-        index = _site_indexes[key] = register(os.fsencode(file), function.encode(), int(line))
+        index = _site_indexes[key] = register(os.fsencode(file), function.encode(), line)
     return index
 
 

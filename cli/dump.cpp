@@ -137,6 +137,11 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
   }
   case Kind::CallSite:
     j["site"] = r.group;
+    if (r.op == format::kSiteSourceLine) { // a line of a program's source (Python)
+      j["line"] = r.count;
+      j["module"] = r.peer;
+      break;
+    }
     j["address"] = hexValue(r.commId);
     j["offset"] = hexValue(r.count);
     j["module"] = r.peer;
@@ -148,6 +153,12 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
     break;
   case Kind::Module:
     j["module"] = r.commRank;
+    if (r.op == format::kModuleSource) { // a source function: its name, then its file's path
+      j["source"] = true;
+      j["path_bytes"] = r.peer;
+      j["function_bytes"] = r.window;
+      break;
+    }
     j["load_address"] = hexValue(r.commId);
     j["low"] = hexValue(r.tscStart);
     j["span"] = r.count;

@@ -98,6 +98,17 @@ def main():
         sites = finding("datatype-mismatch", "float64 on rank 1")
         check(len(sites) == 1, f"ddp: one site for both ranks: {list(sites.values())}")
         at(sites, (0, 1), lines["Net"], "DistributedDataParallel bucket 0 (Net)", "ddp")
+    # collcheck dump shows the source sites as lines of a source module.
+    dumped = []
+    for name in sorted(os.listdir(traces)):
+        out = subprocess.run([args.collcheck, "dump", os.path.join(traces, name)],
+                             capture_output=True, text=True, check=True).stdout
+        dumped += [json.loads(line) for line in out.splitlines()[1:]]
+    source_lines = {r["line"] for r in dumped if r["kind"] == "call_site" and "line" in r}
+    check({lines["wrapper rank 0"], lines["wrapper rank 1"]} <= source_lines,
+          f"dump: the wrapper's callers among the source lines {sorted(source_lines)}")
+    check(any(r["kind"] == "module" and r.get("source") for r in dumped),
+          "dump: a source module")
     # SARIF places the analyzer's findings on those lines, the path relative to the folder
     # analyze ran in.
     with open(os.path.join(args.work, "report.sarif")) as f:

@@ -186,7 +186,18 @@ ordered_json recordJson(uint64_t slot, const format::Record &r, const format::Fi
       if (r.op == static_cast<uint8_t>(format::ReduceOp::PreMulSum) &&
           !(r.flags & format::kFlagScalarUnknown))
         j["scalar"] = r.auxDouble();
-      j[kind == Kind::Send || kind == Kind::Recv ? "peer" : "root"] = r.peer;
+      if (format::holdsValues(r)) { // a count reduction's values in its own record
+        format::CapturedValue values[2 * format::kPackedMaxElements];
+        ordered_json inputs = ordered_json::array(), outputs = ordered_json::array();
+        for (int k = 0, n = format::capturedValues(r, values); k < n; ++k)
+          (values[k].output ? outputs : inputs).push_back(values[k].value);
+        j["root"] = -1;
+        j["inputs"] = inputs;
+        j["outputs"] = outputs;
+        j.erase("aux");
+      } else {
+        j[kind == Kind::Send || kind == Kind::Recv ? "peer" : "root"] = r.peer;
+      }
     } else {
       j["count"] = r.count;
       j["aux"] = r.aux;

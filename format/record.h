@@ -332,6 +332,18 @@ inline constexpr size_t kModuleTextOffset = 8;
 inline constexpr uint32_t kModuleTextBytes = 40;
 inline constexpr uint32_t kMaxModuleText = 4096 + 64;
 
+// An MPI all-reduce that is a one-element count reduction holds its own values (version 4), where
+// the writer measures no durations: `peer` = kPeerHoldsValues (an all-reduce has no root), `aux`
+// the input (double bits), and `duration`, written when the call returns, bits 0..30: 1 returned
+// with its output elsewhere (a CapturedValues record, or none), n >= 2 the output n - 2 (a
+// non-negative integer below 2^31 - 2); bit 31 failed, as on any call. No record beside the call.
+inline constexpr int32_t kPeerHoldsValues = -2;
+inline constexpr uint32_t kHeldOutputBias = 2;
+inline bool holdsValues(const Record &r) {
+  return r.kind == static_cast<uint8_t>(Kind::AllReduce) && r.peer == kPeerHoldsValues &&
+         !(r.flags & kFlagNccl);
+}
+
 inline bool returned(const Record &r) { return r.duration != 0; }
 // Whether the caller waits in the call until its peers arrive: NCCL calls and MPI's non-blocking
 // ones return once enqueued, so not being back from one says nothing.
@@ -339,6 +351,8 @@ inline bool blocksCaller(const Record &r) { return !(r.flags & (kFlagNccl | kFla
 inline bool failed(const Record &r) { return (r.duration & kDurationFailedBit) != 0; }
 // Duration in timestamp-counter ticks (a multiple of 16); 0 when the call did not return.
 inline uint64_t durationTicks(const Record &r) {
+  if (holdsValues(r)) // its duration holds its output: the writer measured no time
+    return 0;
   return returned(r) ? uint64_t((r.duration & kDurationSaturated) - 1) << kDurationShift : 0;
 }
 
@@ -392,9 +406,18 @@ struct CapturedValue {
   bool output;       // the call's result (else its input)
   double value;
 };
-// The values a ValueCapture or CapturedValues record holds, into `out`; returns how many (0 for
-// other kinds).
+// The values a ValueCapture or CapturedValues record, or a call that holds its values, holds, into
+// `out`; returns how many (0 for other records).
 inline int capturedValues(const Record &r, CapturedValue out[2 * kPackedMaxElements]) {
+  if (holdsValues(r)) {
+    out[0] = {0, 1, false, r.auxDouble()};
+    uint32_t d = std::atomic_ref<const uint32_t>(r.duration).load(std::memory_order_relaxed) &
+                 kDurationSaturated;
+    if (d < kHeldOutputBias)
+      return 1;
+    out[1] = {0, 1, true, static_cast<double>(d - kHeldOutputBias)};
+    return 2;
+  }
   if (r.kind == static_cast<uint8_t>(Kind::ValueCapture)) {
     // Writers before version 4 leave `op` 0 and say the side in flag bit 5.
     bool output = r.op ? (r.op & kPackedOutputs) != 0 : (r.flags & kFlagsBefore4CaptureOutput) != 0;

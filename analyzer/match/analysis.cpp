@@ -475,6 +475,8 @@ void Analysis::route(int file, const format::Record &r) {
     s->nextSeq = r.seq() + 1;
     s->queue.push(r);
     ++cached.backlog;
+    if (format::holdsValues(r)) [[unlikely]] // also a value record (below)
+      events_->meta({file, r});
     return;
   }
   // Calls are sequenced on a communicator; everything else is said once, by one process.
@@ -522,6 +524,9 @@ void Analysis::route(int file, const format::Record &r) {
   }
   if (!c->inPartition)
     return;
+  // A call that holds its own values (a one-element count reduction) is also a value record.
+  if (format::holdsValues(r)) [[unlikely]]
+    events_->meta({file, r});
   if (range_ && !range_->first &&
       (c->comm.size < 0 || r.commRank < 0 ||
        static_cast<size_t>(r.commRank) >= c->aligner.memberCount() ||
@@ -752,7 +757,8 @@ void Analysis::processChunk(int file, const Chunk &c) {
     // to: then routing is a few comparisons and a push, without a call.
     if (MemberStream *s = fs.cachedStream;
         s && format::isCollectiveKind(r.kind) && r.commId == fs.cachedStreamComm &&
-        r.commRank == fs.cachedStreamRank && r.seq() == s->nextSeq) {
+        r.commRank == fs.cachedStreamRank && r.seq() == s->nextSeq &&
+        r.peer != format::kPeerHoldsValues) { // a call holding values is routed (a value record)
       s->nextSeq = r.seq() + 1;
       s->queue.push(r);
       ++fs.backlog;

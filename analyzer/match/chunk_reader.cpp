@@ -10,8 +10,10 @@ namespace {
 // Whether `r`, `i` slots after `first`, is the next of `first`'s stream's consecutive calls.
 inline bool continuesRun(const format::Record &first, const format::Record &r,
                          format::SlotState state, uint64_t i) {
+  // A call that holds its values (format::holdsValues) is a value record too: routed, not run.
   return state == format::SlotState::Published && format::isCollectiveKind(r.kind) &&
-         r.commId == first.commId && r.commRank == first.commRank && r.seq() == first.seq() + i;
+         r.commId == first.commId && r.commRank == first.commRank && r.seq() == first.seq() + i &&
+         !format::holdsValues(r);
 }
 
 } // namespace

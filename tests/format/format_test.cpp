@@ -462,3 +462,39 @@ TEST(Format, TheSiteTableIsAssembledFromItsRecordsInAnyOrder) {
   EXPECT_FALSE(partial.module(0)->complete);
   EXPECT_EQ(partial.module(0)->path, "/opt/app/bin/a-program-with-a-long-nam");
 }
+
+TEST(Format, ACallHoldingItsValuesDecodesThemAndNoDuration) {
+  // A one-element MPI count reduction (version 4): input in aux, output in duration as n - 2.
+  Record call{};
+  call.kind = static_cast<uint8_t>(Kind::AllReduce);
+  call.count = 1;
+  call.peer = kPeerHoldsValues;
+  call.setAuxDouble(4.0);
+  CapturedValue values[2 * kPackedMaxElements];
+  for (uint32_t duration : {0u, 1u, 5u, 5u | kDurationFailedBit, kDurationSaturated}) {
+    call.duration = duration;
+    int n = capturedValues(call, values);
+    uint32_t code = duration & kDurationSaturated;
+    ASSERT_EQ(n, code >= kHeldOutputBias ? 2 : 1) << duration;
+    EXPECT_FALSE(values[0].output);
+    EXPECT_EQ(values[0].value, 4.0);
+    if (n == 2) {
+      EXPECT_TRUE(values[1].output);
+      EXPECT_EQ(values[1].value, static_cast<double>(code - kHeldOutputBias)) << duration;
+    }
+    EXPECT_EQ(durationTicks(call), 0u) << "no time in it";
+    EXPECT_EQ(returned(call), duration != 0);
+    EXPECT_EQ(failed(call), (duration & kDurationFailedBit) != 0);
+  }
+  // Not on NCCL records, other kinds, or an all-reduce with the usual peer.
+  Record nccl = call;
+  nccl.flags = kFlagNccl;
+  Record plain = call;
+  plain.peer = -1;
+  Record broadcast = call;
+  broadcast.kind = static_cast<uint8_t>(Kind::Broadcast);
+  for (const Record *r : {&nccl, &plain, &broadcast}) {
+    EXPECT_FALSE(holdsValues(*r));
+    EXPECT_EQ(capturedValues(*r, values), 0);
+  }
+}

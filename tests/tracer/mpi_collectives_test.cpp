@@ -113,27 +113,30 @@ TEST_F(MpiCollectives, EveryWorldCollectiveRecordedWithItsFields) {
   }
 }
 
-TEST_F(MpiCollectives, CountReductionValuesAreCapturedInOneRecordBesideTheCall) {
+TEST_F(MpiCollectives, OneElementCountReductionsHoldTheirValuesInTheCallsOwnRecord) {
   ASSERT_EQ(traces_.size(), static_cast<size_t>(kRanks));
   for (int r = 0; r < kRanks; ++r) {
     uint64_t world = createdId(traces_[r], format::CommOrigin::World);
-    std::vector<format::Record> captures;
-    for (const format::Record &c : ofKind(traces_[r], Kind::CapturedValues))
-      if (c.commId == world)
-        captures.push_back(c);
-    for (const format::Record &c : ofKind(traces_[r], Kind::ValueCapture))
-      EXPECT_NE(c.commId, world) << "rank " << r << ": a value of its own record";
-    // Two small SUM all-reduces on the world: the in-place one (one double) and the count (one
-    // long); larger ones and other operations are not captured. One record each.
-    ASSERT_EQ(captures.size(), 2u) << "rank " << r;
-    const format::Record &count = captures[1];
     std::vector<format::Record> calls = sequenced(traces_[r], world);
-    EXPECT_EQ(count.seq(), calls.back().seq()) << "a capture names its call";
-    EXPECT_EQ(count.commRank, calls.back().commRank);
-    // One meaning per flag bit (format 4): a value of an MPI call carries none; its type is the
-    // call's.
+    std::vector<format::Record> holding;
+    for (const format::Record &c : calls)
+      if (format::holdsValues(c))
+        holding.push_back(c);
+    // Two small SUM all-reduces on the world: the in-place one (one double) and the count (one
+    // long); larger ones and other operations are not captured. Their values are in their own
+    // records; only an output that is no non-negative integer takes a record of its own.
+    ASSERT_EQ(holding.size(), 2u) << "rank " << r;
+    for (const format::Record &c : ofKind(traces_[r], Kind::ValueCapture))
+      EXPECT_NE(c.commId, world) << "rank " << r << ": a value record beside its call";
+    for (const format::Record &c : ofKind(traces_[r], Kind::CapturedValues))
+      if (c.commId == world) {
+        EXPECT_EQ(c.op & (format::kPackedInputs | format::kPackedOutputs), format::kPackedOutputs)
+            << "rank " << r << ": an output the call's record could not hold";
+        EXPECT_EQ(c.seq(), holding[0].seq()) << "rank " << r;
+      }
+    const format::Record &count = holding[1];
+    EXPECT_EQ(count.seq(), calls.back().seq()) << "the count is the last call";
     EXPECT_EQ(count.flags, 0) << "rank " << r;
-    EXPECT_EQ(count.dataType, calls.back().dataType);
     format::CapturedValue values[8];
     ASSERT_EQ(format::capturedValues(count, values), 2) << "rank " << r;
     EXPECT_FALSE(values[0].output);
@@ -142,13 +145,18 @@ TEST_F(MpiCollectives, CountReductionValuesAreCapturedInOneRecordBesideTheCall) 
     EXPECT_DOUBLE_EQ(values[0].value, r + 1.0);
     EXPECT_TRUE(values[1].output);
     EXPECT_DOUBLE_EQ(values[1].value, kRanks * (kRanks + 1) / 2.0);
+    // Its duration holds the output: no time is read from it.
+    EXPECT_EQ(format::durationTicks(count), 0u);
+    EXPECT_TRUE(format::returned(count));
+    EXPECT_FALSE(format::failed(count));
   }
 }
 
 TEST(MpiCountValues, EachFormOfValueKeepsItsValuesInAtMostTwoRecords) {
   // programs/mpi_count_values.c on two ranks: rank r contributes r + 1 (r + 1.5, r + 0.25 where
-  // fractional). Per call: the records beside the call's own, and what they decode to. A one-
-  // element count takes one (its output in the inputs' record); any other, two.
+  // fractional). Per call: the records beside the call's own, and what they and the call decode
+  // to. A one-element count takes none (its values in the call's record) unless its output is no
+  // non-negative integer (one record more); any other, two.
   std::string dir = freshDir("mpi_count_values");
   ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_count_values", dir), 0);
   std::vector<ProcessTrace> traces = loadTraces(dir);
@@ -158,14 +166,20 @@ TEST(MpiCountValues, EachFormOfValueKeepsItsValuesInAtMostTwoRecords) {
     EXPECT_TRUE(ofKind(t, Kind::ValueCapture).empty()) << t.path;
     std::map<uint64_t, std::vector<format::CapturedValue>> inputs, outputs; // by call sequence
     std::map<uint64_t, int> records;
-    for (const format::Record &c : ofKind(t, Kind::CapturedValues)) {
+    auto take = [&](const format::Record &c) {
       format::CapturedValue values[8];
       int n = format::capturedValues(c, values);
-      ASSERT_GT(n, 0) << t.path;
-      ++records[c.seq()];
       for (int k = 0; k < n; ++k)
         (values[k].output ? outputs : inputs)[c.seq()].push_back(values[k]);
+      return n;
+    };
+    for (const format::Record &c : ofKind(t, Kind::CapturedValues)) {
+      ASSERT_GT(take(c), 0) << t.path;
+      ++records[c.seq()];
     }
+    for (const format::Record &c : ofKind(t, Kind::AllReduce))
+      if (format::holdsValues(c))
+        take(c);
     auto expectValues = [&](uint64_t seq, int wantRecords, std::vector<double> in,
                             std::vector<double> out) {
       EXPECT_EQ(records[seq], wantRecords) << t.path << ": call " << seq;
@@ -181,12 +195,14 @@ TEST(MpiCountValues, EachFormOfValueKeepsItsValuesInAtMostTwoRecords) {
             << t.path << ": call " << seq << " out " << i;
     };
     double x = r;
-    expectValues(0, 1, {x + 1}, {3});
+    expectValues(0, 0, {x + 1}, {3});
     expectValues(1, 2, {x + 0.25, 1, 2, 3}, {1.5, 2, 4, 6});
     expectValues(2, 2, {x + 1.5, 0.5}, {4, 1});
     expectValues(3, 2, {x + 1.5, 0.5, 1e12}, {4, 1, 2e12});
     expectValues(4, 2, {x + 1, double(1L << 40), 0, -7}, {3, double(1L << 41), 0, -14});
-    expectValues(5, 1, {x + 1}, {}); // nonblocking: its result is not ready when it returns
+    expectValues(5, 0, {x + 1}, {});       // nonblocking: its result is not ready when it returns
+    expectValues(6, 1, {x + 0.25}, {1.5}); // a fraction: the output in a record of its own
+    expectValues(7, 1, {-(x + 1)}, {-3});  // a negative number: the same
   }
 }
 

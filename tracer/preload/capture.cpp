@@ -133,6 +133,33 @@ bool holdInputs(const Record &call, const void *input) {
   return true;
 }
 
+bool holdInline(Record &rec, const void *input) {
+  if (rec.count != 1 || detail::measureDurations || detail::resultLimit > 0 ||
+      !isCountReduction(rec) || !input || memoryKind(input) != MemoryKind::Host) [[unlikely]]
+    return false;
+  double value;
+  if (!readElement(input, 0, static_cast<DataType>(rec.dataType), value))
+    return false;
+  rec.setAuxDouble(value);
+  rec.peer = format::kPeerHoldsValues;
+  return true;
+}
+
+void finishInline(Record &call, const void *output, bool failed) {
+  uint32_t code = 1; // returned, the output not here
+  double value;
+  if (output && !failed && readElement(output, 0, static_cast<DataType>(call.dataType), value)) {
+    constexpr double kLimit = double(format::kDurationSaturated - format::kHeldOutputBias);
+    if (value >= 0 && value <= kLimit && value == static_cast<double>(int64_t(value)))
+      code = static_cast<uint32_t>(value) + format::kHeldOutputBias;
+    else
+      publishValues(call, 1, &value, true, false);
+  }
+  if (failed)
+    code |= format::kDurationFailedBit;
+  std::atomic_ref<uint32_t>(call.duration).store(code, std::memory_order_relaxed);
+}
+
 void publishHeld(const Record &call, const void *output) {
   Record *values = heldValues;
   heldCall = nullptr;

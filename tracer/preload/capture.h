@@ -49,6 +49,13 @@ bool holdInputs(const Record &call, const void *input);
 // After the held call returned: its outputs read from `output`; null where the call failed or
 // returns before its result is ready (nonblocking): nothing more.
 void publishHeld(const Record &call, const void *output);
+// A one-element MPI count reduction, where durations are not measured and no results asked for:
+// its input read from `input` into the record being filled (format::holdsValues: no record beside
+// the call). False where it does not apply (holdInputs() then may).
+bool holdInline(Record &rec, const void *input);
+// After such a call returned: its output from `output` (null: failed, or not ready) into the
+// record's duration, where it fits; elsewhere a CapturedValues record.
+void finishInline(Record &call, const void *output, bool failed);
 // After a call that asked for its output values (Started::captureOutput in mpi_recording.h).
 void finishCapture(const Record &call, const void *output, bool failed);
 

@@ -14,11 +14,14 @@ namespace collcheck::tracer::COLLCHECK_MPI_NS {
 struct Started {
   Record *record = nullptr;            // null: not recorded (tracing off, a nested call)
   const void *captureOutput = nullptr; // a count reduction's output, read after the call
+  bool holdsValues = false;            // the record holds its values (format::holdsValues)
 };
 
 // After the real call: stamps the record's end (failed: the call returned an error) and captures
 // the output values it asked for.
 inline void finish(const Started &started, bool failed) {
+  if (started.holdsValues) [[unlikely]]
+    return finishInline(*started.record, started.captureOutput, failed);
   endRecord(started.record, failed);
   if (started.captureOutput) [[unlikely]]
     finishCapture(*started.record, started.captureOutput, failed);

@@ -299,11 +299,17 @@ namespace format = collcheck::format;
       rec.flags |= format::kFlagIntercomm;                                                         \
     fill;                                                                                          \
     rec.flags |= (extraFlags);                                                                     \
-    commit(*started.record, rec);                                                                  \
     /* A persistent initialization carries no values: its buffers are read when it starts. */      \
-    if (!((extraFlags)&format::kFlagPersistent) && capturesValues(rec)) [[unlikely]] {             \
-      /* A nonblocking call's output is not ready when it returns: its inputs alone. */            \
-      bool blocking = !((extraFlags)&format::kFlagNonBlocking);                                    \
+    const bool captures = !((extraFlags)&format::kFlagPersistent) && capturesValues(rec);          \
+    /* A one-element count in the call's own record; more, or other cases, beside it. */           \
+    started.holdsValues = captures && holdInline(rec, captureInput);                               \
+    commit(*started.record, rec);                                                                  \
+    /* A nonblocking call's output is not ready when it returns: its inputs alone. */              \
+    const bool blocking = !((extraFlags)&format::kFlagNonBlocking);                                \
+    if (started.holdsValues) {                                                                     \
+      if (blocking)                                                                                \
+        started.captureOutput = captureOutput;                                                     \
+    } else if (captures) [[unlikely]] {                                                            \
       if (!holdInputs(*started.record, captureInput))                                              \
         captureValues(rec, captureInput, false, kNoStream);                                        \
       else if (!blocking)                                                                          \

@@ -144,7 +144,8 @@ void Ledger::meta(int file, const format::Record &r, size_t files) {
     return;
   }
   case Kind::ValueCapture:
-  case Kind::CapturedValues: {
+  case Kind::CapturedValues:
+  case Kind::AllReduce: { // one that holds its values (format::holdsValues)
     if (r.commRank < 0 || r.commRank >= format::kMaxWorldSize)
       return;
     format::CapturedValue values[2 * format::kPackedMaxElements];

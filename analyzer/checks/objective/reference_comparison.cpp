@@ -78,6 +78,10 @@ WindowResults readResults(const TraceFile &file) {
     byCall[{r.commId, r.seq()}] = reductions.size();
     FileReduction fr;
     fr.call = r;
+    format::CapturedValue held[2 * format::kPackedMaxElements];
+    for (int k = 0, n = format::capturedValues(r, held); k < n; ++k) // a call holding its values
+      store(held[k].output ? fr.output : fr.input,
+            held[k].output ? fr.outputCaptured : fr.inputCaptured, held[k].index, held[k].value);
     fr.window = r.window;
     reductions.push_back(std::move(fr));
   }

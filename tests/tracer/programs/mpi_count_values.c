@@ -1,7 +1,9 @@
-/* Count reductions whose values take each form of the CapturedValues record (record.h): one
- * integer (its output beside its input, in one record), floats in narrow slots, doubles with
- * fractions and integers beyond 32 bits in wide slots, and a nonblocking one (its inputs alone).
- * Rank r contributes r + 1 (and r + 1.5 for the fractional doubles); the test checks each value. */
+/* Count reductions whose values take each form the tracer records (record.h): one integer (its
+ * input and output in the call's own record), floats in narrow slots, doubles with fractions and
+ * integers beyond 32 bits in wide slots of CapturedValues records, a nonblocking one (its input
+ * alone), and one-element ones whose output does not fit the call's record (a fraction, a negative
+ * number: a CapturedValues record for the output). Rank r contributes r + 1 (and r + 1.5 for the
+ * fractional doubles); the test checks each value. */
 #include <mpi.h>
 
 int main(int argc, char **argv) {
@@ -21,6 +23,10 @@ int main(int argc, char **argv) {
   MPI_Request request;
   MPI_Iallreduce(&count, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &request);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
+  double fraction = rank + 0.25, fractionSum = 0;
+  MPI_Allreduce(&fraction, &fractionSum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  int negative = -(rank + 1), negativeSum = 0;
+  MPI_Allreduce(&negative, &negativeSum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Finalize();
   return 0;
 }

@@ -90,12 +90,16 @@ CodePoint pointOf(const format::SiteTable &table, uint64_t address, uint64_t off
       hint = "the record of the source file was lost (a torn record)";
       return point;
     }
-    point.resolved = !module->path.empty();
+    point.resolved = !module->path.empty() && offset > 0;
     point.file = module->path;
     point.function = module->function;
     point.line = static_cast<int>(std::min<uint64_t>(offset, INT32_MAX));
-    if (!point.resolved)
+    if (module->path.empty())
       hint = "the source file's name was lost (a torn record)";
+    else if (offset == 0) {
+      hint = "the program gave no line for this site";
+      point.module = module->path; // shown as the place: the file, at least
+    }
     return point;
   }
   if (!module) {

@@ -181,7 +181,7 @@ def source_site(file, line, function):
 class site:
     """A context in which this thread's collectives are recorded as made at `file`:`line` in
     `function` (an index from `source_site` works too). The outermost one holds: a site entered
-    inside another is ignored."""
+    inside another is ignored. One `with` at a time per object: make one per use."""
 
     __slots__ = ("_index", "_entered")
 
@@ -220,11 +220,12 @@ def call_sites(function):
     def recorded_at_caller(*args, **kwargs):
         frame = getframe(1)
         code = frame.f_code
-        key = (code, frame.f_lineno)
+        line = frame.f_lineno or 0  # None where the interpreter knows no line
+        key = (code, line)
         index = _site_indexes.get(key)
         if index is None:
             index = _site_indexes[key] = register(os.fsencode(code.co_filename),
-                                                  code.co_name.encode(), frame.f_lineno)
+                                                  code.co_name.encode(), line)
         if not enter(index):
             return function(*args, **kwargs)
         try:

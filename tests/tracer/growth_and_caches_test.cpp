@@ -3,11 +3,13 @@
 // wrappers (a forgotten handle is looked up afresh by every thread).
 #include "format/reader.h"
 #include "format/writer.h"
+#include "tracer/preload/device_copy.h"
 #include "tracer/preload/handle_cache.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <dlfcn.h>
 #include <filesystem>
 #include <sys/stat.h>
 #include <thread>
@@ -107,3 +109,26 @@ TEST(HandleCaches, AForgottenHandleIsLookedUpAfreshByEveryThread) {
   ASSERT_TRUE(cache.find(handle, facts));
   EXPECT_EQ(facts.bytes, 12u);
 }
+
+#ifdef COLLCHECK_CUDA_DRIVER_DOUBLE
+TEST(DeviceMemory, ALookThatFoundNoDriverHoldsBrieflyThenADriverLoadedSinceIsAsked) {
+  using collcheck::tracer::hostMemoryAt;
+  using collcheck::tracer::kNoDriverRecheckTicks;
+  int host = 0;
+  const uint64_t t = uint64_t{1} << 40;
+  EXPECT_TRUE(hostMemoryAt(&host, t)) << "no driver loaded: host memory";
+  // The CUDA driver's test double, loaded as a program loads the real one.
+  void *driver = dlopen(COLLCHECK_CUDA_DRIVER_DOUBLE, RTLD_NOW | RTLD_GLOBAL);
+  ASSERT_NE(driver, nullptr) << dlerror();
+  auto deviceAlloc = reinterpret_cast<void *(*)(size_t)>(dlsym(driver, "collcheckTestDeviceAlloc"));
+  ASSERT_NE(deviceAlloc, nullptr);
+  void *device = deviceAlloc(64);
+  // Within the interval no look is made (no device memory exists that soon after a real driver
+  // is loaded); past it, the driver loaded since answers, and from then on every call asks it.
+  EXPECT_TRUE(hostMemoryAt(device, t + 10));
+  EXPECT_TRUE(hostMemoryAt(device, t + kNoDriverRecheckTicks - 1));
+  EXPECT_FALSE(hostMemoryAt(device, t + kNoDriverRecheckTicks + 1));
+  EXPECT_TRUE(hostMemoryAt(&host, t + kNoDriverRecheckTicks + 2));
+  EXPECT_FALSE(hostMemoryAt(device, t + kNoDriverRecheckTicks + 3));
+}
+#endif

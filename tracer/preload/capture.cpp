@@ -119,7 +119,7 @@ Record *publishValues(const Record &call, int n, const double *values, bool outp
 
 bool holdInputs(const Record &call, const void *input) {
   if (detail::resultLimit > 0 || !isCountReduction(call) ||
-      call.count > format::kPackedMaxElements || !input || memoryKind(input) != MemoryKind::Host)
+      call.count > format::kPackedMaxElements || !input || !hostMemoryAt(input, call.tscStart))
       [[unlikely]]
     return false;
   auto type = static_cast<DataType>(call.dataType);
@@ -135,7 +135,7 @@ bool holdInputs(const Record &call, const void *input) {
 
 bool holdInline(Record &rec, const void *input) {
   if (rec.count != 1 || detail::measureDurations || detail::resultLimit > 0 ||
-      !isCountReduction(rec) || !input || memoryKind(input) != MemoryKind::Host) [[unlikely]]
+      !isCountReduction(rec) || !input || !hostMemoryAt(input, rec.tscStart)) [[unlikely]]
     return false;
   double value;
   if (!readElement(input, 0, static_cast<DataType>(rec.dataType), value))

@@ -271,6 +271,15 @@ namespace format = collcheck::format;
 #endif
 // An entry point the other ABI has no counterpart of (Open MPI's MPIX_ names).
 #define COLLCHECK_MPI_BEGIN_ALONE(name, params, args) COLLCHECK_EXPORT int name params {
+// The head of the hand-written wrappers below: `real`, the library's PMPI_<name>, or an error
+// when it has none (as COLLCHECK_FORTRAN_REAL heads the Fortran ones).
+#define COLLCHECK_MPI_REAL(name)                                                                   \
+  static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                             \
+  const auto real = resolved.get();                                                                \
+  if (!real) {                                                                                     \
+    return missingReal("PMPI_" #name " not found");                                                \
+  }                                                                                                \
+  static_assert(true, "a statement for the caller's semicolon")
 
 // CAPTURING(input, output) in a fill names the buffers of a call whose values may be captured.
 #define CAPTURING(input, output)                                                                   \
@@ -387,10 +396,7 @@ namespace format = collcheck::format;
 // --- initialization -----------------------------------------------------------------------------
 
 COLLCHECK_MPI_BEGIN(MPI_Init, (int *argc, char ***argv), (argc, argv))
-static RealFunction<decltype(&PMPI_Init)> resolved("PMPI_Init");
-const auto real = resolved.get();
-if (!real)
-  return missingReal("PMPI_Init not found");
+COLLCHECK_MPI_REAL(Init);
 MpiScope scope;
 Record *record = scope.outermost() ? startInit(-1) : nullptr;
 int rc = real(argc, argv);
@@ -400,10 +406,7 @@ return rc;
 
 COLLCHECK_MPI_BEGIN(MPI_Init_thread, (int *argc, char ***argv, int required, int *provided),
                     (argc, argv, required, provided))
-static RealFunction<decltype(&PMPI_Init_thread)> resolved("PMPI_Init_thread");
-const auto real = resolved.get();
-if (!real)
-  return missingReal("PMPI_Init_thread not found");
+COLLCHECK_MPI_REAL(Init_thread);
 MpiScope scope;
 Record *record = scope.outermost() ? startInit(required) : nullptr;
 int rc = real(argc, argv, required, provided);
@@ -412,10 +415,7 @@ return rc;
 }
 
 COLLCHECK_MPI_BEGIN(MPI_Finalize, (void), ())
-static RealFunction<decltype(&PMPI_Finalize)> resolved("PMPI_Finalize");
-const auto real = resolved.get();
-if (!real)
-  return missingReal("PMPI_Finalize not found");
+COLLCHECK_MPI_REAL(Finalize);
 MpiScope scope;
 Record *record = scope.outermost() ? startFinalize() : nullptr;
 int rc = real();
@@ -427,10 +427,7 @@ return rc;
 
 #define COLLCHECK_COMM_CREATOR(name, params, args, parent, created, origin, color)                 \
   COLLCHECK_MPI_BEGIN(MPI_##name, params, args)                                                    \
-  static RealFunction<decltype(&PMPI_##name)> resolved("PMPI_" #name);                             \
-  const auto real = resolved.get();                                                                \
-  if (!real)                                                                                       \
-    return missingReal("PMPI_" #name " not found");                                                \
+  COLLCHECK_MPI_REAL(name);                                                                        \
   MpiScope scope;                                                                                  \
   int rc = real args;                                                                              \
   if (rc == MPI_SUCCESS && scope.outermost())                                                      \
@@ -454,10 +451,7 @@ COLLCHECK_COMM_CREATOR(Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *n
 COLLCHECK_MPI_BEGIN(MPI_Comm_create_group,
                     (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm),
                     (comm, group, tag, newcomm))
-static RealFunction<decltype(&PMPI_Comm_create_group)> resolved("PMPI_Comm_create_group");
-const auto real = resolved.get();
-if (!real)
-  return missingReal("PMPI_Comm_create_group not found");
+COLLCHECK_MPI_REAL(Comm_create_group);
 MpiScope scope;
 int rc = real(comm, group, tag, newcomm);
 if (rc == MPI_SUCCESS && scope.outermost())
@@ -481,18 +475,12 @@ int releaseMpiComm(int (*real)(MPI_Comm *), MPI_Comm *comm, format::CommReleaseH
 } // namespace
 
 COLLCHECK_MPI_BEGIN(MPI_Comm_free, (MPI_Comm * comm), (comm))
-static RealFunction<decltype(&PMPI_Comm_free)> resolved("PMPI_Comm_free");
-const auto real = resolved.get();
-if (!real)
-  return missingReal("PMPI_Comm_free not found");
+COLLCHECK_MPI_REAL(Comm_free);
 return releaseMpiComm(real, comm, format::CommReleaseHow::Free);
 }
 
 COLLCHECK_MPI_BEGIN(MPI_Comm_disconnect, (MPI_Comm * comm), (comm))
-static RealFunction<decltype(&PMPI_Comm_disconnect)> resolved("PMPI_Comm_disconnect");
-const auto real = resolved.get();
-if (!real)
-  return missingReal("PMPI_Comm_disconnect not found");
+COLLCHECK_MPI_REAL(Comm_disconnect);
 return releaseMpiComm(real, comm, format::CommReleaseHow::Disconnect);
 }
 
@@ -501,10 +489,7 @@ return releaseMpiComm(real, comm, format::CommReleaseHow::Disconnect);
 // call (no lookup after it returns finds the old facts) and after it (none made meanwhile either).
 
 COLLCHECK_MPI_BEGIN(MPI_Type_free, (MPI_Datatype * type), (type))
-static RealFunction<decltype(&PMPI_Type_free)> resolved("PMPI_Type_free");
-const auto real = resolved.get();
-if (!real)
-  return missingReal("PMPI_Type_free not found");
+COLLCHECK_MPI_REAL(Type_free);
 MPI_Datatype handle = type ? *type : MPI_Datatype{}; // MPI_DATATYPE_NULL is a libmpi symbol
 forgetType(handle);
 int rc = real(type);
@@ -513,10 +498,7 @@ return rc;
 }
 
 COLLCHECK_MPI_BEGIN(MPI_Op_free, (MPI_Op * op), (op))
-static RealFunction<decltype(&PMPI_Op_free)> resolved("PMPI_Op_free");
-const auto real = resolved.get();
-if (!real)
-  return missingReal("PMPI_Op_free not found");
+COLLCHECK_MPI_REAL(Op_free);
 MPI_Op handle = op ? *op : MPI_Op{};
 forgetOp(handle);
 int rc = real(op);

@@ -213,6 +213,7 @@ private:
   bool matchRoundInPlace();
   std::vector<Chunk> roundChunks_;
   std::vector<const format::Record *> runs_;
+  // A record that does not continue its file's cached stream (processChunk tests that first).
   void route(int file, const format::Record &r);
   // No communicator has more members than the job has processes: a larger size or rank is damage
   // (and would make every position's per-member work as large as that claim).
@@ -468,17 +469,6 @@ void Analysis::learnMembers(const format::Record &r) {
 }
 
 void Analysis::route(int file, const format::Record &r) {
-  FileState &cached = files_[static_cast<size_t>(file)];
-  if (MemberStream *s = cached.cachedStream;
-      s && format::isCollectiveKind(r.kind) && r.commId == cached.cachedStreamComm &&
-      r.commRank == cached.cachedStreamRank && r.seq() == s->nextSeq) {
-    s->nextSeq = r.seq() + 1;
-    s->queue.push(r);
-    ++cached.backlog;
-    if (format::holdsValues(r)) [[unlikely]] // also a value record (below)
-      events_->meta({file, r});
-    return;
-  }
   // Calls are sequenced on a communicator; everything else is said once, by one process.
   if (!format::isCallKind(r.kind)) {
     switch (static_cast<Kind>(r.kind)) {

@@ -47,7 +47,7 @@ inline size_t siteCacheSlot(uintptr_t address) {
 // The return address in the frame `frame` of a function that keeps a frame pointer, 0 where the
 // frame lies outside this thread's stack, or below the frame running now (a caller's frame is
 // above it; the part of the main thread's stack below may not be mapped): never read there.
-inline uintptr_t returnAddressOf(const void *frame) {
+COLLCHECK_HOT uintptr_t returnAddressOf(const void *frame) {
   auto at = reinterpret_cast<uintptr_t>(frame);
   if (!frame || at - stackLow >= stackHigh - stackLow || stackHigh - at < 2 * sizeof(uintptr_t) ||
       (at & (sizeof(uintptr_t) - 1)) ||
@@ -62,7 +62,7 @@ uint16_t lookupSite(uintptr_t address, const void *frame);
 
 // Sets the caller of the call being recorded. The wrappers pass __builtin_return_address(0) and
 // COLLCHECK_CALLER_FRAME.
-inline void setCaller(const void *address, const void *frame) {
+COLLCHECK_HOT void setCaller(const void *address, const void *frame) {
   detail::caller = address;
   detail::callerFrame = frame;
 }
@@ -71,7 +71,7 @@ inline void setCaller(const void *address, const void *frame) {
 #define COLLCHECK_CALLER_FRAME (*static_cast<const void *const *>(__builtin_frame_address(0)))
 
 // The site index of this thread's current caller, format::kNoSite when none.
-inline uint16_t currentSite() {
+COLLCHECK_HOT uint16_t currentSite() {
   if (detail::outerSite != format::kNoSite) [[unlikely]]
     return detail::outerSite;
   auto address = reinterpret_cast<uintptr_t>(detail::caller);

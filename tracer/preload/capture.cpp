@@ -19,39 +19,6 @@ namespace {
 
 using format::DataType;
 
-bool readElement(const void *buffer, uint64_t index, DataType type, double &value) {
-  const auto *bytes = static_cast<const unsigned char *>(buffer);
-  auto load = [&](auto sample) {
-    std::memcpy(&sample, bytes + index * sizeof sample, sizeof sample);
-    value = static_cast<double>(sample);
-    return true;
-  };
-  switch (type) {
-  case DataType::Int8:
-    return load(int8_t{});
-  case DataType::Uint8:
-    return load(uint8_t{});
-  case DataType::Int16:
-    return load(int16_t{});
-  case DataType::Uint16:
-    return load(uint16_t{});
-  case DataType::Int32:
-    return load(int32_t{});
-  case DataType::Uint32:
-    return load(uint32_t{});
-  case DataType::Int64:
-    return load(int64_t{});
-  case DataType::Uint64:
-    return load(uint64_t{});
-  case DataType::Float32:
-    return load(float{});
-  case DataType::Float64:
-    return load(double{});
-  default:
-    return false; // half types and others: not a count
-  }
-}
-
 // The call this thread is in and its values record (CallScope: one recorded call at a time per
 // thread), from the entry to the return.
 COLLCHECK_TLS const Record *heldCall = nullptr;
@@ -133,31 +100,8 @@ bool holdInputs(const Record &call, const void *input) {
   return true;
 }
 
-bool holdInline(Record &rec, const void *input) {
-  if (rec.count != 1 || detail::measureDurations || detail::resultLimit > 0 ||
-      !isCountReduction(rec) || !input || !hostMemoryAt(input, rec.tscStart)) [[unlikely]]
-    return false;
-  double value;
-  if (!readElement(input, 0, static_cast<DataType>(rec.dataType), value))
-    return false;
-  rec.setAuxDouble(value);
-  rec.peer = format::kPeerHoldsValues;
-  return true;
-}
-
-void finishInline(Record &call, const void *output, bool failed) {
-  uint32_t code = 1; // returned, the output not here
-  double value;
-  if (output && !failed && readElement(output, 0, static_cast<DataType>(call.dataType), value)) {
-    constexpr double kLimit = double(format::kDurationSaturated - format::kHeldOutputBias);
-    if (value >= 0 && value <= kLimit && value == static_cast<double>(int64_t(value)))
-      code = static_cast<uint32_t>(value) + format::kHeldOutputBias;
-    else
-      publishValues(call, 1, &value, true, false);
-  }
-  if (failed)
-    code |= format::kDurationFailedBit;
-  std::atomic_ref<uint32_t>(call.duration).store(code, std::memory_order_relaxed);
+void detail::publishOutput(const Record &call, double value) {
+  publishValues(call, 1, &value, true, false);
 }
 
 void publishHeld(const Record &call, const void *output) {

@@ -28,6 +28,7 @@ std::atomic<uint32_t> window{0};
 RegistrySlot registry[kRegistrySlots];
 // COLLCHECK_DURATIONS=1: a second timestamp when the call returns.
 bool measureDurations = false;
+std::atomic<format::Writer *> writerPtr{nullptr};
 
 int32_t assignThreadIndex() {
   threadIndex = nextThreadIndex.fetch_add(1, std::memory_order_relaxed);
@@ -50,7 +51,6 @@ std::atomic<bool> forkedChild{false};
 
 enum class FileState : int { Unopened, Open, Disabled };
 std::atomic<int> fileState{static_cast<int>(FileState::Unopened)};
-std::atomic<format::Writer *> writerPtr{nullptr};
 std::mutex openMutex;
 std::atomic<bool> growthWarned{false};
 
@@ -164,14 +164,6 @@ inline format::Writer *writer() {
   return openWriter();
 }
 
-void warnGrowthFailure(format::Writer &w) {
-  if (growthWarned.exchange(true))
-    return;
-  std::string message = w.failure() + "; later calls of this process are not recorded (the "
-                                      "application continues)";
-  warn(message.c_str());
-}
-
 // --- the communicator registry --------------------------------------------------------------
 
 constexpr uintptr_t kReleased = ~uintptr_t{0};
@@ -180,15 +172,20 @@ size_t slotOf(uintptr_t handle) { return registrySlotOf(handle); }
 
 } // namespace
 
-Record *reserveSlot() {
+namespace detail {
+Record *reserveFirstSlot() {
   format::Writer *w = writer();
-  if (!w) [[unlikely]]
-    return nullptr;
-  Record *r = w->reserve();
-  if (!r) [[unlikely]]
-    warnGrowthFailure(*w);
-  return r;
+  return w ? reserveIn(*w) : nullptr;
 }
+
+void warnGrowthFailure(format::Writer &w) {
+  if (growthWarned.exchange(true))
+    return;
+  std::string message = w.failure() + "; later calls of this process are not recorded (the "
+                                      "application continues)";
+  warn(message.c_str());
+}
+} // namespace detail
 
 uint64_t mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;

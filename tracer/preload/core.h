@@ -6,6 +6,7 @@
 
 #include "format/clock.h"
 #include "format/record.h"
+#include "format/writer.h"
 
 #include <atomic>
 #include <cstdint>
@@ -24,6 +25,10 @@ using format::Record;
 // Plain __thread (no C++ dynamic initialization, so no TLS wrapper call) in the initial-exec model:
 // one %fs-relative load per access.
 #define COLLCHECK_TLS __thread __attribute__((tls_model("initial-exec")))
+// The record path's small functions: inlined into every wrapper whatever the compiler's size
+// heuristics say (hundreds of wrappers call them, so GCC at -O2 kept them out of line, with the
+// record built in memory and handed between them).
+#define COLLCHECK_HOT [[gnu::always_inline]] inline
 namespace detail {
 extern COLLCHECK_TLS int32_t threadIndex;
 extern COLLCHECK_TLS int groupDepth;
@@ -60,7 +65,7 @@ inline size_t registrySlotOf(uintptr_t handle) {
 } // namespace detail
 
 // Looks up a live communicator by its handle (MPI_Comm or ncclComm_t value). Lock-free.
-inline CommState *findComm(uintptr_t handle) {
+COLLCHECK_HOT CommState *findComm(uintptr_t handle) {
   using namespace detail;
   size_t i = registrySlotOf(handle);
   for (size_t probe = 0; probe < kRegistrySlots; ++probe, i = (i + 1) & (kRegistrySlots - 1)) {
@@ -88,13 +93,23 @@ uint64_t childCommId(uint64_t parentId, uint64_t ordinal, format::CommOrigin ori
 
 // True while this thread is inside a wrapper: calls the MPI or NCCL library makes internally are
 // forwarded without being recorded.
+// A scope made with `open` false counts nothing and is never outermost: a binding that leaves the
+// recording to the function it calls.
 class CallScope {
 public:
-  CallScope() : outermost_(detail::callDepth++ == 0) {}
-  ~CallScope() { --detail::callDepth; }
+  COLLCHECK_HOT explicit CallScope(bool open = true)
+      : open_(open), outermost_(open && detail::callDepth++ == 0) {}
+  COLLCHECK_HOT ~CallScope() {
+    if (open_)
+      --detail::callDepth;
+  }
+  CallScope(const CallScope &) = delete;
+  CallScope &operator=(const CallScope &) = delete;
+  bool open() const { return open_; }
   bool outermost() const { return outermost_; }
 
 private:
+  bool open_;
   bool outermost_;
 };
 
@@ -103,15 +118,32 @@ private:
 // the check is computed from values the CPU holds rather than read back from the just-written
 // cache line (a store-forwarding stall of several nanoseconds).
 
+namespace detail {
+extern std::atomic<format::Writer *> writerPtr; // null until the first record opens the file
+Record *reserveFirstSlot();                     // slow path: opens the file (or finds it off)
+void warnGrowthFailure(format::Writer &w);      // once per process
+COLLCHECK_HOT Record *reserveIn(format::Writer &w) {
+  Record *r = w.reserve();
+  if (!r) [[unlikely]]
+    warnGrowthFailure(w);
+  return r;
+}
+} // namespace detail
+
 // A reserved slot, or null when tracing is off or the file is full.
-Record *reserveSlot();
+COLLCHECK_HOT Record *reserveSlot() {
+  format::Writer *w = detail::writerPtr.load(std::memory_order_acquire);
+  if (!w) [[unlikely]]
+    return detail::reserveFirstSlot();
+  return detail::reserveIn(*w);
+}
 
 // The one way a record is built: stamp() fills, in a local, the fields every record has (kind,
 // thread, window, timestamp; on a communicator its id, the rank and the next sequence number),
 // the caller fills the rest, and commit() (or writeRecord()) puts it into its slot. Bytes 2..3
 // (`group`) are left to the caller: a call's site (call_site.h; a call's NCCL group is that of its
 // thread's GroupStart record before it), or stampMeta()'s group ordinal on other records.
-inline void stamp(Record &rec, Kind kind, CommState *comm) {
+COLLCHECK_HOT void stamp(Record &rec, Kind kind, CommState *comm) {
   int32_t thread = detail::threadIndex;
   if (thread < 0) [[unlikely]]
     thread = detail::assignThreadIndex();
@@ -131,7 +163,7 @@ inline void stamp(Record &rec, Kind kind, CommState *comm) {
 }
 
 // Copies a filled record into its slot and publishes it (the check is stored last).
-inline void commit(Record &slot, const Record &rec) {
+COLLCHECK_HOT void commit(Record &slot, const Record &rec) {
   uint16_t check = format::recordHash(rec);
   slot.group = rec.group;
   std::memcpy(reinterpret_cast<char *>(&slot) + 8, reinterpret_cast<const char *>(&rec) + 8,
@@ -156,7 +188,7 @@ inline Record *writeRecord(const Record &rec) {
 }
 // Records that a published call returned: with its duration under COLLCHECK_DURATIONS=1, else as
 // one store without reading the clock again.
-inline void endRecord(Record *r, bool failed) {
+COLLCHECK_HOT void endRecord(Record *r, bool failed) {
   if (!r)
     return;
   format::storeDuration(*r, detail::measureDurations ? format::readTsc() - r->tscStart : 0, failed);

@@ -108,12 +108,10 @@ void publishStaged(void *userData) {
 
 bool cudaDriverLoaded() { return driver().pointerGetAttribute != nullptr; }
 
-bool hostMemoryAt(const void *pointer, uint64_t tsc) {
-  // The stamp of the last look that found no driver (0: none, or a driver was found).
-  static std::atomic<uint64_t> noDriverAt{0};
-  uint64_t at = noDriverAt.load(std::memory_order_relaxed);
-  if (at != 0 && tsc - at < kNoDriverRecheckTicks)
-    return true;
+namespace detail {
+std::atomic<uint64_t> noDriverAt{0};
+
+bool lookForHostMemory(const void *pointer, uint64_t tsc) {
   if (!driver().pointerGetAttribute) {
     noDriverAt.store(tsc | 1, std::memory_order_relaxed);
     return true;
@@ -121,6 +119,7 @@ bool hostMemoryAt(const void *pointer, uint64_t tsc) {
   noDriverAt.store(0, std::memory_order_relaxed);
   return memoryKind(pointer) == MemoryKind::Host;
 }
+} // namespace detail
 
 MemoryKind memoryKind(const void *pointer) {
   const Driver &d = driver();

@@ -6,6 +6,9 @@
 #pragma once
 
 #include "format/record.h"
+#include "tracer/preload/core.h"
+
+#include <atomic>
 
 namespace collcheck::tracer {
 
@@ -19,10 +22,20 @@ bool cudaDriverLoaded();
 // Sound because no device memory exists that soon after the driver is loaded: the driver's
 // initialization and a context alone take milliseconds. A loop of calls pays the look (a walk of
 // the loaded objects, about 10 ns) once per such interval instead of on every call.
-bool hostMemoryAt(const void *pointer, uint64_t tsc);
 // 2^20 timestamp ticks: 0.2-0.5 ms at the 2-5 GHz of x86 timestamp counters, 1 ms where the
 // stamps are nanoseconds.
 inline constexpr uint64_t kNoDriverRecheckTicks = uint64_t{1} << 20;
+namespace detail {
+// The stamp of the last look that found no driver (0: none, or a driver was found).
+extern std::atomic<uint64_t> noDriverAt;
+bool lookForHostMemory(const void *pointer, uint64_t tsc); // the look, which sets noDriverAt
+} // namespace detail
+COLLCHECK_HOT bool hostMemoryAt(const void *pointer, uint64_t tsc) {
+  uint64_t at = detail::noDriverAt.load(std::memory_order_relaxed);
+  if (at != 0 && tsc - at < kNoDriverRecheckTicks) [[likely]]
+    return true;
+  return detail::lookForHostMemory(pointer, tsc);
+}
 
 // Enqueues the copy of `elements` values of `call`'s type from device memory on `stream` and the
 // host function that records them. False when the driver lacks an entry point, the staging slots

@@ -14,7 +14,6 @@
 #include "tracer/preload/mpi_recording.h"
 
 #include <dlfcn.h>
-#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -64,12 +63,10 @@ bool succeeded(const MPI_Fint *ierr) { return !ierr || *ierr == MPI_SUCCESS; }
 // records nothing, and a collective's wrapper only hands the C wrapper its Fortran caller's site.
 class FortranScope {
 public:
-  FortranScope() {
-    if (currentMpiAbi() != MpiAbi::Mpich) [[likely]]
-      scope_.emplace();
-  }
+  FortranScope() : scope_(currentMpiAbi() != MpiAbi::Mpich) {}
   FortranScope(const void *caller, const void *frame) : FortranScope() {
-    if (!scope_ && tracer::detail::outerSite == format::kNoSite && tracer::detail::callDepth == 0) {
+    if (!scope_.open() && tracer::detail::outerSite == format::kNoSite &&
+        tracer::detail::callDepth == 0) {
       setCaller(caller, frame);
       tracer::detail::outerSite = currentSite();
       handedSite_ = true;
@@ -81,10 +78,10 @@ public:
   }
   FortranScope(const FortranScope &) = delete;
   FortranScope &operator=(const FortranScope &) = delete;
-  bool outermost() const { return scope_ && scope_->outermost(); }
+  bool outermost() const { return scope_.outermost(); }
 
 private:
-  std::optional<MpiScope> scope_;
+  MpiScope scope_;
   bool handedSite_ = false;
 };
 

@@ -19,7 +19,7 @@ struct Started {
 
 // After the real call: stamps the record's end (failed: the call returned an error) and captures
 // the output values it asked for.
-inline void finish(const Started &started, bool failed) {
+COLLCHECK_HOT void finish(const Started &started, bool failed) {
   if (started.holdsValues) [[unlikely]]
     return finishInline(*started.record, started.captureOutput, failed);
   endRecord(started.record, failed);

@@ -64,19 +64,21 @@ inline bool mpiTraceable() { return true; } // reached only in a process whose M
 enum class MpiAbi { Unknown = 0, OpenMpi = 1, Mpich = 2, Other = 3 };
 extern std::atomic<int> mpiAbi;
 MpiAbi detectMpiAbi();
-inline MpiAbi currentMpiAbi() {
+COLLCHECK_HOT MpiAbi currentMpiAbi() {
   int abi = mpiAbi.load(std::memory_order_relaxed);
   if (abi == 0) [[unlikely]]
     return detectMpiAbi();
   return static_cast<MpiAbi>(abi);
 }
-inline bool mpiTraceable() { return currentMpiAbi() == MpiAbi::OpenMpi; }
+COLLCHECK_HOT bool mpiTraceable() { return currentMpiAbi() == MpiAbi::OpenMpi; }
 #endif
 
 // CallScope for the MPI wrappers: the outermost call records only where the MPI is Open MPI.
 class MpiScope {
 public:
-  MpiScope() : outermost_(scope_.outermost() && mpiTraceable()) {}
+  COLLCHECK_HOT explicit MpiScope(bool open = true)
+      : scope_(open), outermost_(scope_.outermost() && mpiTraceable()) {}
+  bool open() const { return scope_.open(); }
   bool outermost() const { return outermost_; }
 
 private:
@@ -98,14 +100,14 @@ extern COLLCHECK_TLS HandleMemo lastType;
 extern COLLCHECK_TLS HandleMemo lastOp;
 } // namespace detail
 
-inline format::DataType mapDataType(MPI_Datatype type, uint64_t &derived) {
+COLLCHECK_HOT format::DataType mapDataType(MPI_Datatype type, uint64_t &derived) {
   if (detail::lastType.matches(handleKey(type))) [[likely]] {
     derived = detail::lastType.facts.bytes;
     return static_cast<format::DataType>(detail::lastType.facts.mapped);
   }
   return mapDataTypeSlow(type, derived);
 }
-inline format::ReduceOp mapOp(MPI_Op op) {
+COLLCHECK_HOT format::ReduceOp mapOp(MPI_Op op) {
   if (detail::lastOp.matches(handleKey(op))) [[likely]]
     return static_cast<format::ReduceOp>(detail::lastOp.facts.mapped);
   return mapOpSlow(op);
@@ -119,7 +121,7 @@ int typeSize(MPI_Datatype type);
 // tracer does not wrap, e.g. MPI_Intercomm_merge) is registered with an id derived from its member
 // list, which all members compute alike.
 CommState *commOfSlow(MPI_Comm comm);
-inline CommState *commOf(MPI_Comm comm) {
+COLLCHECK_HOT CommState *commOf(MPI_Comm comm) {
   if (CommState *state = findComm(handleKey(comm))) [[likely]]
     return state;
   return commOfSlow(comm);

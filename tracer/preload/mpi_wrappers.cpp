@@ -10,7 +10,7 @@ namespace {
 // (format/record.h, kFlagDerived: 1 for a named type, elements or units per item for a derived
 // one). The derived type's description goes into aux, which the kinds that count a total there
 // overwrite.
-uint64_t setType(Record &rec, MPI_Datatype type) {
+COLLCHECK_HOT uint64_t setType(Record &rec, MPI_Datatype type) {
   uint64_t derived = 0;
   format::DataType mapped = mapDataType(type, derived);
   rec.dataType = static_cast<uint8_t>(mapped);
@@ -23,20 +23,20 @@ uint64_t setType(Record &rec, MPI_Datatype type) {
 
 // A count of items in the record's units; a negative count (erroneous, reported as such) as
 // passed.
-uint64_t units(int count, uint64_t factor) {
+COLLCHECK_HOT uint64_t units(int count, uint64_t factor) {
   return count < 0 ? static_cast<uint64_t>(static_cast<int64_t>(count))
                    : static_cast<uint64_t>(count) * factor;
 }
 
-bool inPlace(const void *buffer) { return buffer == MPI_IN_PLACE; }
+COLLCHECK_HOT bool inPlace(const void *buffer) { return buffer == MPI_IN_PLACE; }
 
-void fillRooted(Record &rec, int count, MPI_Datatype type, int root) {
+COLLCHECK_HOT void fillRooted(Record &rec, int count, MPI_Datatype type, int root) {
   rec.peer = root;
   rec.count = units(count, setType(rec, type));
 }
 
-void fillReduction(Record &rec, const void *sendbuf, int count, MPI_Datatype type, MPI_Op op,
-                   int root) {
+COLLCHECK_HOT void fillReduction(Record &rec, const void *sendbuf, int count, MPI_Datatype type,
+                                 MPI_Op op, int root) {
   fillRooted(rec, count, type, root);
   rec.op = static_cast<uint8_t>(mapOp(op));
   if (inPlace(sendbuf))
@@ -294,7 +294,7 @@ namespace format = collcheck::format;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #define COLLCHECK_MPI_START(name, kind, params, args, fill, extraFlags)                            \
-  static inline Started record##name params {                                                      \
+  COLLCHECK_HOT static Started record##name params {                                               \
     Started started;                                                                               \
     started.record = reserveSlot();                                                                \
     if (!started.record) [[unlikely]]                                                              \

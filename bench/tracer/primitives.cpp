@@ -29,8 +29,8 @@ int main(int argc, char **argv) {
   long iterations = argc > 1 ? std::atol(argv[1]) : 50'000'000;
   for (int round = 0; round < 3; ++round) {
     double tsc = nsPerIteration(iterations, [] { sink = __rdtsc(); });
-    double locked = nsPerIteration(
-        iterations, [] { sink = counter.fetch_add(1, std::memory_order_relaxed); });
+    double locked =
+        nsPerIteration(iterations, [] { sink = counter.fetch_add(1, std::memory_order_relaxed); });
     double plain = nsPerIteration(iterations, [] {
       uint64_t v = counter.load(std::memory_order_relaxed);
       counter.store(v + 1, std::memory_order_relaxed);

@@ -374,10 +374,14 @@ void setMemberAt(Record &r, int i, int32_t worldRank);
 // present, bit 4 outputs present, bit 5 narrow slots, bit 6 the output in `duration`. Slots hold
 // the inputs, then the outputs: wide slots (4) a double each; narrow slots (8) 4 bytes each: a
 // float for float32, a uint32 for uint32, else an int32 (an integer value that fits one).
-// The inputs are published before the call, so that a call that never returns keeps them. Its
-// output, where it is one element and a non-negative integer below 2^31, is then stored in that
-// record's `duration` when the call returns (bit 31 set: written; bits 0..30 the value), as a
-// call's duration is; any other output takes a CapturedValues record of its own.
+// Writers put a call's inputs and outputs into one record, written when the call returns, where
+// they fit it (every value in a narrow slot, or at most 4 in wide ones); a call that never returns
+// then has none. Otherwise (3 or 4 elements that need wide slots) the inputs are written before the
+// call, so that a call that never returns keeps them, and the outputs into a record of their own
+// when it returns. The version-4 writers of 2026-12-07 published the inputs before every call and
+// stored a one-element output that is a non-negative integer below 2^31 in that record's
+// `duration` when the call returned (bit 31 set: written; bits 0..30 the value; op bit 6): read
+// still, written no more.
 inline constexpr uint8_t kPackedElementsMask = 0x7;
 inline constexpr uint8_t kPackedInputs = 1u << 3;
 inline constexpr uint8_t kPackedOutputs = 1u << 4;

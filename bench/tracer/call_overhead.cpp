@@ -8,11 +8,12 @@
 //   COLLCHECK_OUTPUT=DIR LD_PRELOAD=build/lib/libcollcheck_preload.so
 //     mpirun -np 1 build/bin/collcheck-bench-call-overhead CASE [calls] [batch] [cpu]
 // CASE: allreduce16 (a 16-element SUM of doubles), count1 (a one-element SUM of an int: a count
-// reduction, its values captured), derived (a broadcast of a contiguous derived datatype),
-// userop (a 16-element all-reduce with an MPI_Op_create operation), threads8 (allreduce16 from
-// 8 threads at once, each on its own duplicate of MPI_COMM_SELF). `calls`: intercepted calls in
-// all (default 10,000,000; as many direct ones again), split evenly over the threads. `cpu`: pin
-// the calling threads to that CPU after the warm-up (the tracer's own thread keeps every CPU).
+// reduction, its values captured), count4 (the same of four ints), derived (a broadcast of a
+// contiguous derived datatype), userop (a 16-element all-reduce with an MPI_Op_create operation),
+// threads8 (allreduce16 from 8 threads at once, each on its own duplicate of MPI_COMM_SELF).
+// `calls`: intercepted calls in all (default 10,000,000; as many direct ones again), split evenly
+// over the threads. `cpu`: pin the calling threads to that CPU after the warm-up (the tracer's own
+// thread keeps every CPU).
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -169,8 +170,8 @@ int main(int argc, char **argv) {
   uint64_t batch = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 10000;
   Case c;
   c.cpu = argc > 4 ? std::atoi(argv[4]) : -1;
-  if (name == "count1") {
-    c.elements = 1;
+  if (name == "count1" || name == "count4") {
+    c.elements = name == "count1" ? 1 : 4;
     c.type = MPI_INT;
   } else if (name == "derived") {
     c.elements = 4;
@@ -182,7 +183,7 @@ int main(int argc, char **argv) {
   }
   if (calls == 0 || batch == 0) {
     std::fprintf(stderr,
-                 "usage: %s [allreduce16|count1|derived|userop|threads8] [calls >= 1] "
+                 "usage: %s [allreduce16|count1|count4|derived|userop|threads8] [calls >= 1] "
                  "[batch >= 1] [cpu]\n",
                  argv[0]);
     return 2;

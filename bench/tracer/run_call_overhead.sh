@@ -3,7 +3,7 @@
 # calls) and the trace bytes per call, for each case of collcheck-bench-call-overhead, with the
 # trace folder on the file systems given.
 # Usage: bench/tracer/run_call_overhead.sh [build-dir [calls [cases [folders [pin]]]]]
-#   cases: space-separated (default: allreduce16 count1 derived userop threads8)
+#   cases: space-separated (default: allreduce16 count1 count4 derived userop threads8)
 #   folders: where the traces go, space-separated (default: /var/tmp /dev/shm)
 #   pin: "thread" (default): the calling thread of a single-threaded case is pinned to the last
 #     CPU after its warm-up, the tracer's own thread may run on any; "process": the whole process
@@ -15,7 +15,7 @@
 set -euo pipefail
 build=$(realpath "${1:-build}")
 calls=${2:-10000000}
-cases=${3:-allreduce16 count1 derived userop threads8}
+cases=${3:-allreduce16 count1 count4 derived userop threads8}
 folders=${4:-/var/tmp /dev/shm}
 pin_mode=${5:-thread}
 bench="$build/bin/collcheck-bench-call-overhead"

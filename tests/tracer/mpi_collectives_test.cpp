@@ -156,7 +156,9 @@ TEST(MpiCountValues, EachFormOfValueKeepsItsValuesInAtMostTwoRecords) {
   // programs/mpi_count_values.c on two ranks: rank r contributes r + 1 (r + 1.5, r + 0.25 where
   // fractional). Per call: the records beside the call's own, and what they and the call decode
   // to. A one-element count takes none (its values in the call's record) unless its output is no
-  // non-negative integer (one record more); any other, two.
+  // non-negative integer (one record more); up to 4 elements whose inputs and outputs all fit
+  // narrow slots, or 2 in wide ones, one (inputs and outputs together, written when the call
+  // returns); 3 or 4 that need wide slots, two (the inputs written before the call).
   std::string dir = freshDir("mpi_count_values");
   ASSERT_EQ(runTraced(mpirun(2) + COLLCHECK_PROGRAM_DIR "/mpi_count_values", dir), 0);
   std::vector<ProcessTrace> traces = loadTraces(dir);
@@ -196,13 +198,14 @@ TEST(MpiCountValues, EachFormOfValueKeepsItsValuesInAtMostTwoRecords) {
     };
     double x = r;
     expectValues(0, 0, {x + 1}, {3});
-    expectValues(1, 2, {x + 0.25, 1, 2, 3}, {1.5, 2, 4, 6});
-    expectValues(2, 2, {x + 1.5, 0.5}, {4, 1});
+    expectValues(1, 1, {x + 0.25, 1, 2, 3}, {1.5, 2, 4, 6});
+    expectValues(2, 1, {x + 1.5, 0.5}, {4, 1});
     expectValues(3, 2, {x + 1.5, 0.5, 1e12}, {4, 1, 2e12});
     expectValues(4, 2, {x + 1, double(1L << 40), 0, -7}, {3, double(1L << 41), 0, -14});
     expectValues(5, 0, {x + 1}, {});       // nonblocking: its result is not ready when it returns
     expectValues(6, 1, {x + 0.25}, {1.5}); // a fraction: the output in a record of its own
     expectValues(7, 1, {-(x + 1)}, {-3});  // a negative number: the same
+    expectValues(8, 1, {x + 1, 10 * (x + 1)}, {3, 30});
   }
 }
 

@@ -19,10 +19,10 @@ namespace {
 
 using format::DataType;
 
-// The call this thread is in and its values record (CallScope: one recorded call at a time per
+// The call this thread is in whose values are held (CallScope: one recorded call at a time per
 // thread), from the entry to the return.
 COLLCHECK_TLS const Record *heldCall = nullptr;
-COLLCHECK_TLS Record *heldValues = nullptr;
+COLLCHECK_TLS bool heldInputsPublished = false; // published before the call (holdInputs)
 
 // A value in a narrow (4-byte) slot, where it fits exactly (record.h, CapturedValues).
 bool narrowBits(DataType type, double v, uint32_t &bits) {
@@ -42,9 +42,10 @@ bool narrowBits(DataType type, double v, uint32_t &bits) {
   return true;
 }
 
-// Fills `rec` as a CapturedValues record of `n` values of `call` (inputs or outputs); false where
-// narrow slots were asked for and a value does not fit one.
-bool packValues(Record &rec, const Record &call, int n, const double *values, bool outputs,
+// Fills `rec` as a CapturedValues record of `n` values of `call` per side given (inputs, outputs:
+// null where not held), inputs first; false where narrow slots were asked for and a value does not
+// fit one.
+bool packValues(Record &rec, const Record &call, int n, const double *inputs, const double *outputs,
                 bool narrow) {
   auto type = static_cast<DataType>(call.dataType);
   rec = Record{};
@@ -53,33 +54,59 @@ bool packValues(Record &rec, const Record &call, int n, const double *values, bo
   rec.seqThread = call.seqThread;
   rec.kind = static_cast<uint8_t>(Kind::CapturedValues);
   rec.dataType = call.dataType;
-  rec.op = static_cast<uint8_t>(n | (outputs ? format::kPackedOutputs : format::kPackedInputs) |
+  rec.op = static_cast<uint8_t>(n | (inputs ? format::kPackedInputs : 0) |
+                                (outputs ? format::kPackedOutputs : 0) |
                                 (narrow ? format::kPackedNarrow : 0));
   rec.flags = call.flags & format::kFlagNccl;
-  for (int i = 0; i < n; ++i) {
-    char *at = reinterpret_cast<char *>(&rec) + format::packedSlotOffset(i, narrow);
-    if (!narrow) {
-      std::memcpy(at, &values[i], sizeof(double));
-      continue;
+  int slot = 0;
+  for (const double *values : {inputs, outputs}) {
+    for (int i = 0; values && i < n; ++i, ++slot) {
+      char *at = reinterpret_cast<char *>(&rec) + format::packedSlotOffset(slot, narrow);
+      if (!narrow) {
+        std::memcpy(at, &values[i], sizeof(double));
+        continue;
+      }
+      uint32_t bits;
+      if (!narrowBits(type, values[i], bits))
+        return false;
+      std::memcpy(at, &bits, sizeof bits);
     }
-    uint32_t bits;
-    if (!narrowBits(type, values[i], bits))
-      return false;
-    std::memcpy(at, &bits, sizeof bits);
   }
   return true;
 }
 
-// Publishes the values as one record (narrow slots where they fit), marked to take the output in
-// its duration when `outputLater`; the slot, or null.
-Record *publishValues(const Record &call, int n, const double *values, bool outputs,
-                      bool outputLater) {
+// Publishes the values of the sides given in as few records as they fit: one, in narrow slots
+// where every value fits one (8 slots) or in wide ones where there are at most 4 values; otherwise
+// a record per side.
+void publishValues(const Record &call, int n, const double *inputs, const double *outputs) {
   Record rec;
-  if (!packValues(rec, call, n, values, outputs, true))
-    packValues(rec, call, n, values, outputs, false);
-  if (outputLater)
-    rec.op |= format::kPackedOutputInDuration;
-  return writeRecord(rec);
+  int values = (inputs ? n : 0) + (outputs ? n : 0);
+  if (packValues(rec, call, n, inputs, outputs, true) ||
+      (values <= format::kPackedMaxElements && packValues(rec, call, n, inputs, outputs, false))) {
+    writeRecord(rec);
+    return;
+  }
+  for (const double *side : {inputs, outputs}) {
+    if (!side)
+      continue;
+    if (!packValues(rec, call, n, side == inputs ? side : nullptr, side == outputs ? side : nullptr,
+                    true))
+      packValues(rec, call, n, side == inputs ? side : nullptr, side == outputs ? side : nullptr,
+                 false);
+    writeRecord(rec);
+  }
+}
+
+// The inputs of the call this thread is in, where they were read before it and not yet published.
+COLLCHECK_TLS double heldInputs[format::kPackedMaxElements];
+
+// Whether `n` values fit narrow slots (record.h, CapturedValues) as `type`.
+bool allNarrow(DataType type, int n, const double *values) {
+  uint32_t bits;
+  for (int i = 0; i < n; ++i)
+    if (!narrowBits(type, values[i], bits))
+      return false;
+  return true;
 }
 
 } // namespace
@@ -90,39 +117,37 @@ bool holdInputs(const Record &call, const void *input) {
       [[unlikely]]
     return false;
   auto type = static_cast<DataType>(call.dataType);
-  double inputs[format::kPackedMaxElements];
   int n = static_cast<int>(call.count);
   for (int i = 0; i < n; ++i)
-    if (!readElement(input, static_cast<uint64_t>(i), type, inputs[i]))
+    if (!readElement(input, static_cast<uint64_t>(i), type, heldInputs[i]))
       return false;
-  heldValues = publishValues(call, n, inputs, false, n == 1);
+  // Inputs and outputs that will share one record are published together when the call returns.
+  // Where they cannot (3 or 4 values that need wide slots), the inputs are published now, so that
+  // a call that never returns keeps them at no extra cost.
+  heldInputsPublished = n > 2 && !allNarrow(type, n, heldInputs);
+  if (heldInputsPublished)
+    publishValues(call, n, heldInputs, nullptr);
   heldCall = &call;
   return true;
 }
 
 void detail::publishOutput(const Record &call, double value) {
-  publishValues(call, 1, &value, true, false);
+  publishValues(call, 1, nullptr, &value);
 }
 
 void publishHeld(const Record &call, const void *output) {
-  Record *values = heldValues;
+  const bool inputsPublished = heldInputsPublished;
   heldCall = nullptr;
-  heldValues = nullptr;
+  heldInputsPublished = false;
   int n = static_cast<int>(call.count);
   double outputs[format::kPackedMaxElements];
   auto type = static_cast<DataType>(call.dataType);
-  for (int i = 0; i < n; ++i)
-    if (!output || !readElement(output, static_cast<uint64_t>(i), type, outputs[i]))
-      return;
-  if (n == 1 && values && outputs[0] >= 0 && outputs[0] < 2147483648.0 &&
-      outputs[0] == static_cast<double>(int64_t(outputs[0]))) {
-    // Beside the inputs, in the field written after publication (record.h): no record more.
-    std::atomic_ref<uint32_t>(values->duration)
-        .store(format::kDurationOutputWritten | static_cast<uint32_t>(outputs[0]),
-               std::memory_order_relaxed);
-    return;
-  }
-  publishValues(call, n, outputs, true, false);
+  bool haveOutputs = output != nullptr;
+  for (int i = 0; haveOutputs && i < n; ++i)
+    haveOutputs = readElement(output, static_cast<uint64_t>(i), type, outputs[i]);
+  const double *inputs = inputsPublished ? nullptr : heldInputs;
+  if (inputs || haveOutputs)
+    publishValues(call, n, inputs, haveOutputs ? outputs : nullptr);
 }
 
 void finishCapture(const Record &call, const void *output, bool failed) {

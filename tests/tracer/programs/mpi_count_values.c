@@ -2,8 +2,9 @@
  * input and output in the call's own record), floats in narrow slots, doubles with fractions and
  * integers beyond 32 bits in wide slots of CapturedValues records, a nonblocking one (its input
  * alone), and one-element ones whose output does not fit the call's record (a fraction, a negative
- * number: a CapturedValues record for the output). Rank r contributes r + 1 (and r + 1.5 for the
- * fractional doubles); the test checks each value. */
+ * number: a CapturedValues record for the output), and a pair of ints (inputs and outputs in one
+ * record). Rank r contributes r + 1 (and r + 1.5 for the fractional doubles); the test checks each
+ * value. */
 #include <mpi.h>
 
 int main(int argc, char **argv) {
@@ -27,6 +28,8 @@ int main(int argc, char **argv) {
   MPI_Allreduce(&fraction, &fractionSum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   int negative = -(rank + 1), negativeSum = 0;
   MPI_Allreduce(&negative, &negativeSum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int pair[2] = {rank + 1, 10 * (rank + 1)}, pairSums[2];
+  MPI_Allreduce(pair, pairSums, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Finalize();
   return 0;
 }

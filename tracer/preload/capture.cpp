@@ -45,9 +45,7 @@ bool narrowBits(DataType type, double v, uint32_t &bits) {
 // Fills `rec` as a CapturedValues record of `n` values of `call` per side given (inputs, outputs:
 // null where not held), inputs first; false where narrow slots were asked for and a value does not
 // fit one.
-bool packValues(Record &rec, const Record &call, int n, const double *inputs, const double *outputs,
-                bool narrow) {
-  auto type = static_cast<DataType>(call.dataType);
+void startValues(Record &rec, const Record &call, int n, bool inputs, bool outputs, bool narrow) {
   rec = Record{};
   rec.commId = call.commId;
   rec.commRank = call.commRank;
@@ -58,6 +56,12 @@ bool packValues(Record &rec, const Record &call, int n, const double *inputs, co
                                 (outputs ? format::kPackedOutputs : 0) |
                                 (narrow ? format::kPackedNarrow : 0));
   rec.flags = call.flags & format::kFlagNccl;
+}
+
+bool packValues(Record &rec, const Record &call, int n, const double *inputs, const double *outputs,
+                bool narrow) {
+  auto type = static_cast<DataType>(call.dataType);
+  startValues(rec, call, n, inputs != nullptr, outputs != nullptr, narrow);
   int slot = 0;
   for (const double *values : {inputs, outputs}) {
     for (int i = 0; values && i < n; ++i, ++slot) {
@@ -97,8 +101,34 @@ void publishValues(const Record &call, int n, const double *inputs, const double
   }
 }
 
-// The inputs of the call this thread is in, where they were read before it and not yet published.
+// The inputs of the call this thread is in, where they were read before it and not yet published:
+// as values, or for a 4-byte type as the bits its narrow slots hold (heldBits).
 COLLCHECK_TLS double heldInputs[format::kPackedMaxElements];
+COLLCHECK_TLS uint32_t heldInputBits[format::kPackedMaxElements];
+COLLCHECK_TLS bool heldBits = false;
+
+// 4-byte types, whose narrow slot holds the value's own bits (record.h): copied, not converted.
+bool slotIsBits(DataType type) {
+  return type == DataType::Int32 || type == DataType::Uint32 || type == DataType::Float32;
+}
+
+// Publishes inputs (held as bits) and outputs (read from `output`, null: none) of a 4-byte type
+// in one record of narrow slots.
+void publishBits(const Record &call, int n, const void *output) {
+  Record rec;
+  startValues(rec, call, n, true, output != nullptr, true);
+  uint32_t outputs[format::kPackedMaxElements];
+  if (output)
+    std::memcpy(outputs, output, sizeof(uint32_t) * static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    std::memcpy(reinterpret_cast<char *>(&rec) + format::packedSlotOffset(i, true),
+                &heldInputBits[i], sizeof(uint32_t));
+    if (output)
+      std::memcpy(reinterpret_cast<char *>(&rec) + format::packedSlotOffset(n + i, true),
+                  &outputs[i], sizeof(uint32_t));
+  }
+  writeRecord(rec);
+}
 
 // Whether `n` values fit narrow slots (record.h, CapturedValues) as `type`.
 bool allNarrow(DataType type, int n, const double *values) {
@@ -118,6 +148,13 @@ bool holdInputs(const Record &call, const void *input) {
     return false;
   auto type = static_cast<DataType>(call.dataType);
   int n = static_cast<int>(call.count);
+  heldBits = slotIsBits(type);
+  if (heldBits) { // inputs and outputs always fit one record: nothing to publish before the call
+    std::memcpy(heldInputBits, input, sizeof(uint32_t) * static_cast<size_t>(n));
+    heldInputsPublished = false;
+    heldCall = &call;
+    return true;
+  }
   for (int i = 0; i < n; ++i)
     if (!readElement(input, static_cast<uint64_t>(i), type, heldInputs[i]))
       return false;
@@ -140,6 +177,8 @@ void publishHeld(const Record &call, const void *output) {
   heldCall = nullptr;
   heldInputsPublished = false;
   int n = static_cast<int>(call.count);
+  if (heldBits)
+    return publishBits(call, n, output);
   double outputs[format::kPackedMaxElements];
   auto type = static_cast<DataType>(call.dataType);
   bool haveOutputs = output != nullptr;

@@ -42,9 +42,8 @@ bool narrowBits(DataType type, double v, uint32_t &bits) {
   return true;
 }
 
-// Fills `rec` as a CapturedValues record of `n` values of `call` per side given (inputs, outputs:
-// null where not held), inputs first; false where narrow slots were asked for and a value does not
-// fit one.
+// Starts `rec` as a CapturedValues record of `n` values of `call` per side said: every field but
+// the slots.
 void startValues(Record &rec, const Record &call, int n, bool inputs, bool outputs, bool narrow) {
   rec = Record{};
   rec.commId = call.commId;
@@ -58,6 +57,9 @@ void startValues(Record &rec, const Record &call, int n, bool inputs, bool outpu
   rec.flags = call.flags & format::kFlagNccl;
 }
 
+// Fills `rec` as a CapturedValues record of `n` values of `call` per side given (inputs, outputs:
+// null where not held), inputs first; false where narrow slots were asked for and a value does not
+// fit one.
 bool packValues(Record &rec, const Record &call, int n, const double *inputs, const double *outputs,
                 bool narrow) {
   auto type = static_cast<DataType>(call.dataType);
@@ -90,15 +92,15 @@ void publishValues(const Record &call, int n, const double *inputs, const double
     writeRecord(rec);
     return;
   }
-  for (const double *side : {inputs, outputs}) {
-    if (!side)
-      continue;
-    if (!packValues(rec, call, n, side == inputs ? side : nullptr, side == outputs ? side : nullptr,
-                    true))
-      packValues(rec, call, n, side == inputs ? side : nullptr, side == outputs ? side : nullptr,
-                 false);
+  auto publishSide = [&](const double *in, const double *out) {
+    if (!packValues(rec, call, n, in, out, true))
+      packValues(rec, call, n, in, out, false);
     writeRecord(rec);
-  }
+  };
+  if (inputs)
+    publishSide(inputs, nullptr);
+  if (outputs)
+    publishSide(nullptr, outputs);
 }
 
 // The inputs of the call this thread is in, where they were read before it and not yet published:

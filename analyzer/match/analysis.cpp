@@ -748,7 +748,7 @@ void Analysis::processChunk(int file, const Chunk &c) {
     if (MemberStream *s = fs.cachedStream;
         s && format::isCollectiveKind(r.kind) && r.commId == fs.cachedStreamComm &&
         r.commRank == fs.cachedStreamRank && r.seq() == s->nextSeq &&
-        r.peer != format::kPeerHoldsValues) { // a call holding values is routed (a value record)
+        !format::holdsValues(r)) { // a call holding values is routed (a value record)
       s->nextSeq = r.seq() + 1;
       s->queue.push(r);
       ++fs.backlog;

@@ -104,10 +104,9 @@ void publishValues(const Record &call, int n, const double *inputs, const double
 }
 
 // The inputs of the call this thread is in, where they were read before it and not yet published:
-// as values, or for a 4-byte type as the bits its narrow slots hold (heldBits).
+// as values, or for a 4-byte type (slotIsBits) as the bits its narrow slots hold.
 COLLCHECK_TLS double heldInputs[format::kPackedMaxElements];
 COLLCHECK_TLS uint32_t heldInputBits[format::kPackedMaxElements];
-COLLCHECK_TLS bool heldBits = false;
 
 // 4-byte types, whose narrow slot holds the value's own bits (record.h): copied, not converted.
 bool slotIsBits(DataType type) {
@@ -150,22 +149,20 @@ bool holdInputs(const Record &call, const void *input) {
     return false;
   auto type = static_cast<DataType>(call.dataType);
   int n = static_cast<int>(call.count);
-  heldBits = slotIsBits(type);
-  if (heldBits) { // inputs and outputs always fit one record: nothing to publish before the call
+  if (slotIsBits(type)) { // inputs and outputs always fit one record: nothing published before
     std::memcpy(heldInputBits, input, sizeof(uint32_t) * static_cast<size_t>(n));
     heldInputsPublished = false;
-    heldCall = &call;
-    return true;
+  } else {
+    for (int i = 0; i < n; ++i)
+      if (!readElement(input, static_cast<uint64_t>(i), type, heldInputs[i]))
+        return false;
+    // Inputs and outputs that will share one record are published together when the call
+    // returns. Where they cannot (3 or 4 values that need wide slots), the inputs are published
+    // now, so that a call that never returns keeps them at no extra cost.
+    heldInputsPublished = n > 2 && !allNarrow(type, n, heldInputs);
+    if (heldInputsPublished)
+      publishValues(call, n, heldInputs, nullptr);
   }
-  for (int i = 0; i < n; ++i)
-    if (!readElement(input, static_cast<uint64_t>(i), type, heldInputs[i]))
-      return false;
-  // Inputs and outputs that will share one record are published together when the call returns.
-  // Where they cannot (3 or 4 values that need wide slots), the inputs are published now, so that
-  // a call that never returns keeps them at no extra cost.
-  heldInputsPublished = n > 2 && !allNarrow(type, n, heldInputs);
-  if (heldInputsPublished)
-    publishValues(call, n, heldInputs, nullptr);
   heldCall = &call;
   return true;
 }
@@ -179,10 +176,10 @@ void publishHeld(const Record &call, const void *output) {
   heldCall = nullptr;
   heldInputsPublished = false;
   int n = static_cast<int>(call.count);
-  if (heldBits)
+  auto type = static_cast<DataType>(call.dataType);
+  if (slotIsBits(type))
     return publishBits(call, n, output);
   double outputs[format::kPackedMaxElements];
-  auto type = static_cast<DataType>(call.dataType);
   bool haveOutputs = output != nullptr;
   for (int i = 0; haveOutputs && i < n; ++i)
     haveOutputs = readElement(output, static_cast<uint64_t>(i), type, outputs[i]);
